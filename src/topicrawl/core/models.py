@@ -1,0 +1,220 @@
+"""The crawler's value objects: frozen, typed, and free of behaviour beyond small derivations."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = [
+    "EMPTY_REASONS",
+    "CrawlStats",
+    "ErrorKind",
+    "FetchFailure",
+    "Lease",
+    "Link",
+    "Page",
+    "ParsedPage",
+    "Request",
+    "Response",
+    "StrategyResult",
+]
+
+EMPTY_REASONS: Mapping[str, float] = MappingProxyType({})
+
+
+class ErrorKind(enum.StrEnum):
+    """Why a fetch failed, as stored and counted (``errors/<kind>``)."""
+
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    DNS = "dns"
+    HTTP_CLIENT = "http_4xx"
+    HTTP_NOT_FOUND = "http_404"
+    HTTP_SERVER = "http_5xx"
+    BLOCKED = "blocked"
+    ROBOTS = "robots"
+    OUT_OF_SCOPE = "out_of_scope"
+    REDIRECT_LOOP = "redirect_loop"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    TOO_LARGE = "too_large"
+    CONTENT_TYPE = "content_type"
+    URL_TOO_LONG = "url_too_long"
+    DECODE = "decode"
+    PARSE = "parse"
+    PROXY = "proxy"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A URL the crawl wants to fetch, with the priority and provenance it was queued with.
+
+    ``url`` is canonical (see :func:`topicrawl.parse.urls.canonicalize`). ``score`` is the
+    frontier priority: higher is fetched sooner. ``reasons`` holds the component scores that
+    made up ``score`` (for example ``{"anchor": 0.4, "inherited": 0.2}``), so a user can see
+    why a link got its priority. ``inherited`` is the relevance the URL inherits from its
+    parent, carried along for strategies that decay it down the link graph.
+    """
+
+    url: str
+    score: float = 0.0
+    depth: int = 0
+    parent_url: str | None = None
+    anchor: str = ""
+    inherited: float = 0.0
+    reasons: Mapping[str, float] = field(
+        default_factory=lambda: EMPTY_REASONS, compare=False, hash=False
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A request handed out by the frontier: the holder must ``ack`` or ``reclaim`` it.
+
+    ``token`` identifies this hand-out (a reclaimed-and-leased-again URL gets a new token), so
+    a late ack of an expired lease can be recognised and ignored. ``expires_at`` is wall-clock
+    seconds since the epoch; after it the frontier may give the URL to someone else.
+    """
+
+    request: Request
+    token: str
+    host: str
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A fetched HTTP response, after redirects, decompression and size capping.
+
+    ``url`` is what was asked for, ``final_url`` where the redirects ended (canonical).
+    ``redirects`` lists the intermediate URLs in order. ``text`` is the body decoded with
+    ``encoding`` (detected when the declared one was missing or wrong), or ``None`` for
+    non-text content.
+    """
+
+    url: str
+    final_url: str
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    content_type: str
+    encoding: str | None
+    text: str | None
+    fetched_at: float
+    elapsed: float
+    redirects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """An outgoing link of a page.
+
+    ``block`` numbers the DOM block the anchor sits in (0, 1, ... in document order); every
+    link of one block shares ``block_text``, the block's extended anchor text: the anchor
+    texts of all links in the block joined, which focused strategies score once for the block.
+    """
+
+    url: str
+    anchor: str
+    block: int = 0
+    block_text: str = ""
+    nofollow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPage:
+    """What the HTML parser extracts from one document."""
+
+    title: str
+    text: str
+    links: tuple[Link, ...]
+    lang: str | None = None
+    canonical: str | None = None
+    noindex: bool = False
+    nofollow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A fetched and parsed page, as strategies see it and storage keeps it.
+
+    ``content_hash`` hashes the normalised text; ``duplicate_of`` names an earlier page with
+    the same content hash, if any. ``relevance`` is filled in by the strategy, when it scores
+    pages.
+    """
+
+    url: str
+    final_url: str
+    status: int
+    depth: int
+    fetched_at: float
+    content_type: str
+    title: str = ""
+    text: str = ""
+    links: tuple[Link, ...] = ()
+    lang: str | None = None
+    parent_url: str | None = None
+    content_hash: str | None = None
+    duplicate_of: str | None = None
+    relevance: float | None = None
+    score: float = 0.0
+    reasons: Mapping[str, float] = field(
+        default_factory=lambda: EMPTY_REASONS, compare=False, hash=False
+    )
+    elapsed: float = 0.0
+    size: int = 0
+    encoding: str | None = None
+    redirects: tuple[str, ...] = ()
+    noindex: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FetchFailure:
+    """A URL that failed, as stored: the error's kind, message and HTTP status if any."""
+
+    url: str
+    kind: ErrorKind
+    message: str
+    at: float
+    status: int | None = None
+    depth: int = 0
+    parent_url: str | None = None
+    attempts: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyResult:
+    """A strategy's verdict on a page: its relevance (if the strategy scores pages) and the
+    outgoing requests to queue, already scored."""
+
+    relevance: float | None
+    requests: tuple[Request, ...]
+
+
+@dataclass(slots=True)
+class CrawlStats:
+    """Running counters of one crawl; mutable because the engine updates it in place."""
+
+    pages: int = 0
+    duplicates: int = 0
+    relevant: int = 0
+    queued: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    bytes: int = 0
+    started_at: float = 0.0
+    finished_at: float = 0.0
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def harvest_rate(self) -> float | None:
+        return self.relevant / self.pages if self.pages else None
+
+    def pages_per_second(self, now: float) -> float:
+        end = self.finished_at or now
+        span = end - self.started_at
+        return self.pages / span if span > 0 else 0.0

@@ -1,0 +1,122 @@
+"""The seams between topicrawl's parts. Each has several implementations and a contract suite.
+
+- :class:`Fetcher` only fetches.
+- :class:`Frontier` only orders, dedupes and leases URLs, and keeps per-host politeness.
+- :class:`Strategy` is a pure function from events to scored URLs (no I/O, no event loop).
+- :class:`Storage` keeps what was fetched.
+- :class:`Source` yields seed requests (seed lists, sitemaps, feeds, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+from topicrawl.core.models import FetchFailure, Lease, Page, Request, Response, StrategyResult
+
+__all__ = ["Fetcher", "Frontier", "Source", "Storage", "Strategy"]
+
+
+@runtime_checkable
+class Fetcher(Protocol):
+    """Fetches one request. Raises a :class:`~topicrawl.core.errors.FetchError` subclass."""
+
+    async def fetch(self, request: Request) -> Response: ...
+
+    async def close(self) -> None: ...
+
+
+@runtime_checkable
+class Frontier(Protocol):
+    """A max-priority queue of requests with per-host queues, politeness and leases.
+
+    Contract (checked by ``tests/contract/test_frontier.py`` for every implementation):
+
+    - ``push`` adds requests not seen before in this crawl and returns how many it added. A URL
+      seen before is not added again, except that a URL still queued whose new score is higher
+      gets the higher score (increase-key). Nothing is dropped by a Bloom false positive.
+    - ``pop`` hands out a lease on the highest-scored request among *ready* hosts: a host is
+      ready when it has queued requests, fewer than ``max_per_host`` leases out, and its next
+      allowed fetch time has come. Equal scores leave in insertion order (FIFO), so
+      ``score = -depth`` gives breadth-first order. Popping from a host moves its next allowed
+      time to ``now + delay(host)``. Returns ``None`` when no host is ready.
+    - ``ack`` marks the leased URL done; ``reclaim`` puts it back (after ``delay`` seconds).
+      Acking or reclaiming an unknown or expired lease is a no-op that returns ``False``.
+    - ``reclaim_expired`` puts back every lease past its expiry and returns how many.
+    - A persistent implementation, reopened after a crash, puts back the leases that were out.
+    """
+
+    async def push(self, requests: Sequence[Request]) -> int: ...
+
+    async def pop(self) -> Lease | None: ...
+
+    async def ack(self, lease: Lease) -> bool: ...
+
+    async def reclaim(self, lease: Lease, *, delay: float = 0.0) -> bool: ...
+
+    async def increase(self, url: str, score: float) -> bool: ...
+
+    async def peek(self) -> Request | None: ...
+
+    async def reclaim_expired(self) -> int: ...
+
+    async def set_host_delay(self, host: str, delay: float) -> None: ...
+
+    async def next_ready_in(self) -> float | None: ...
+
+    async def queued(self) -> int: ...
+
+    async def in_flight(self) -> int: ...
+
+    async def seen(self, url: str) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+class Strategy(Protocol):
+    """A crawl policy: sees events, returns scored requests. Pure: no I/O."""
+
+    name: str
+
+    def seeds(self, requests: Iterable[Request]) -> Iterable[Request]: ...
+
+    def on_page(self, page: Page) -> StrategyResult: ...
+
+    def on_error(self, request: Request, failure: FetchFailure) -> Iterable[Request]: ...
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Keeps crawl runs, pages, links and failures. Writes may be buffered until ``flush``.
+
+    Saving a page for a URL already stored replaces it (one row per URL), so a page fetched
+    twice after a lease expiry is still one row.
+    """
+
+    async def open(self) -> None: ...
+
+    async def start_run(self, *, name: str, config: str) -> int: ...
+
+    async def finish_run(self, run_id: int, *, stats: str) -> None: ...
+
+    async def save_page(self, page: Page, *, run_id: int) -> None: ...
+
+    async def save_failure(self, failure: FetchFailure, *, run_id: int) -> None: ...
+
+    async def find_content_hash(self, content_hash: str) -> str | None: ...
+
+    async def flush(self) -> None: ...
+
+    async def count_pages(self) -> int: ...
+
+    def iter_pages(self, *, with_links: bool = False) -> AsyncIterator[Page]: ...
+
+    def iter_failures(self) -> AsyncIterator[FetchFailure]: ...
+
+    async def close(self) -> None: ...
+
+
+class Source(Protocol):
+    """Yields seed requests: seed lists, sitemaps, feeds, meta-search, microblogs."""
+
+    def requests(self) -> AsyncIterator[Request]: ...
