@@ -95,7 +95,7 @@ class FrontierSettings(_Section):
 
     kind: Literal["memory", "sqlite"] = Field("sqlite", description="Where the frontier lives.")
     lease_ttl: float = Field(300.0, gt=0, description="Seconds before an un-acked lease expires.")
-    bloom_capacity: int = Field(10_000_000, gt=0, description="URLs the Bloom filter is sized for.")
+    bloom_capacity: int = Field(1_000_000, gt=0, description="URLs the Bloom filter is sized for.")
     bloom_error_rate: float = Field(1e-7, gt=0, lt=1, description="Bloom false-positive rate.")
 
 

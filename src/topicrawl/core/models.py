@@ -186,11 +186,13 @@ class FetchFailure:
 
 @dataclass(frozen=True, slots=True)
 class StrategyResult:
-    """A strategy's verdict on a page: its relevance (if the strategy scores pages) and the
-    outgoing requests to queue, already scored."""
+    """A strategy's verdict on a page: its relevance (if the strategy scores pages), whether
+    that makes the page relevant (over the strategy's threshold; counts toward the harvest
+    rate), and the outgoing requests to queue, already scored."""
 
     relevance: float | None
     requests: tuple[Request, ...]
+    relevant: bool = False
 
 
 @dataclass(slots=True)

@@ -44,6 +44,7 @@ class Frontier(Protocol):
       Acking or reclaiming an unknown or expired lease is a no-op that returns ``False``.
     - ``reclaim_expired`` puts back every lease past its expiry and returns how many.
     - A persistent implementation, reopened after a crash, puts back the leases that were out.
+      ``flush`` makes every operation so far durable (a no-op in memory); ``close`` flushes.
     """
 
     async def push(self, requests: Sequence[Request]) -> int: ...
@@ -69,6 +70,8 @@ class Frontier(Protocol):
     async def in_flight(self) -> int: ...
 
     async def seen(self, url: str) -> bool: ...
+
+    async def flush(self) -> None: ...
 
     async def close(self) -> None: ...
 

@@ -1,0 +1,386 @@
+"""The crawl loop: lease a URL, fetch it, parse it, let the strategy score its links, store.
+
+The loop owns no policy. The frontier decides what is next and keeps hosts polite, the
+fetcher fetches, the strategy scores, storage keeps. The loop catches each component's errors
+at its boundary and reports them three ways: a log line, a failure record, and a counter in
+``CrawlStats.errors`` keyed by the error kind.
+
+Durability: storage and frontier buffer their writes. A periodic checkpoint flushes storage
+first and the frontier second, and while it runs, acks are held back, so the frontier never
+durably marks a URL done whose page is not yet durably stored. After a crash the URLs leased
+or acked since the last checkpoint are fetched again; nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from topicrawl.core.errors import BlockedError, FetchError, StorageError
+from topicrawl.core.models import (
+    CrawlStats,
+    ErrorKind,
+    FetchFailure,
+    Lease,
+    Page,
+    ParsedPage,
+    Request,
+    Response,
+)
+from topicrawl.core.protocols import Fetcher, Frontier, Storage, Strategy
+from topicrawl.parse.urls import Scope, host_of
+
+__all__ = ["CrawlLimits", "Crawler", "HostPolicy", "RobotsRules"]
+
+log = logging.getLogger(__name__)
+
+ParseFn = Callable[[Response], ParsedPage]
+HashFn = Callable[[str], str]
+ProgressFn = Callable[[CrawlStats], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrawlLimits:
+    """When the crawl stops and how far it reaches.
+
+    ``max_pages`` counts stored pages over the whole crawl, resumed runs included (0 = no
+    limit). ``max_blocked`` is how often a URL may be put back because its server asked us to
+    slow down before it is given up as failed.
+    """
+
+    max_pages: int = 0
+    max_depth: int = 50
+    concurrency: int = 16
+    follow_nofollow: bool = False
+    max_blocked: int = 3
+    checkpoint_interval: float = 1.0
+
+
+class RobotsRules(Protocol):
+    """What the crawl loop needs of robots.txt handling."""
+
+    async def allowed(self, url: str) -> bool: ...
+
+    async def crawl_delay(self, host: str) -> float | None: ...
+
+
+class HostPolicy:
+    """robots.txt and Crawl-delay, looked up once per host (the frontier keeps the delay).
+
+    Args:
+        robots: the robots.txt rules, or None to ignore robots.txt.
+        min_delay: the crawl's own minimum delay per host.
+    """
+
+    def __init__(self, *, robots: RobotsRules | None, min_delay: float) -> None:
+        self._robots = robots
+        self._min_delay = min_delay
+        self._configured: set[str] = set()
+
+    async def check(self, url: str, frontier: Frontier) -> bool:
+        """Whether the URL may be fetched; on a host's first URL, apply its Crawl-delay."""
+        if self._robots is None:
+            return True
+        host = host_of(url)
+        if host not in self._configured:
+            self._configured.add(host)
+            delay = await self._robots.crawl_delay(host)
+            if delay is not None and delay > self._min_delay:
+                await frontier.set_host_delay(host, delay)
+        return await self._robots.allowed(url)
+
+
+class Crawler:
+    """Runs one crawl to completion, to its page limit, or until :meth:`stop`.
+
+    Args:
+        fetcher, frontier, storage, strategy: the collaborators.
+        parse: turns an HTML response into a parsed page.
+        content_hash: hashes a page's text for duplicate detection.
+        scope: which URLs may be followed.
+        hosts: robots.txt and Crawl-delay per host.
+        limits: stop conditions and depth.
+        run_id: the storage run this crawl writes under.
+        on_progress: called after every page with the running stats.
+    """
+
+    def __init__(
+        self,
+        *,
+        fetcher: Fetcher,
+        frontier: Frontier,
+        storage: Storage,
+        strategy: Strategy,
+        parse: ParseFn,
+        content_hash: HashFn,
+        scope: Scope,
+        hosts: HostPolicy,
+        limits: CrawlLimits,
+        run_id: int,
+        on_progress: ProgressFn | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._fetcher = fetcher
+        self._frontier = frontier
+        self._storage = storage
+        self._strategy = strategy
+        self._parse = parse
+        self._hash = content_hash
+        self._scope = scope
+        self._hosts = hosts
+        self._limits = limits
+        self._run_id = run_id
+        self._on_progress = on_progress
+        self._clock = clock
+        self.stats = CrawlStats()
+        self._stopping = asyncio.Event()
+        self._wakeup = asyncio.Event()
+        self._idle = 0
+        self._started_pages = 0
+        self._in_progress = 0
+        self._blocked: dict[str, int] = {}
+        self._checkpointing = False
+        self._held_acks: list[Lease] = []
+        self._fatal: BaseException | None = None
+
+    def stop(self) -> None:
+        """Stop taking new URLs; the ones in flight finish and are stored."""
+        self._stopping.set()
+        self._wakeup.set()
+
+    async def seed(self, requests: Iterable[Request]) -> int:
+        """Queue start requests (already-seen URLs are ignored, so resuming is safe)."""
+        scored = [r for r in self._strategy.seeds(requests) if self._scope.allows(r.url)]
+        added = await self._frontier.push(scored)
+        self.stats.queued += added
+        self._wakeup.set()
+        return added
+
+    async def run(self) -> CrawlStats:
+        """Crawl until the frontier is empty, the page limit is reached, or stop() is called.
+
+        Raises:
+            StorageError: the database failed; what was stored before is kept.
+        """
+        self.stats.started_at = self._clock()
+        self.stats.pages = self._started_pages = await self._storage.count_pages()
+        try:
+            async with asyncio.TaskGroup() as group:
+                checkpoints = group.create_task(self._checkpoint_loop())
+                sweeper = group.create_task(self._sweep_loop())
+                workers = [
+                    group.create_task(self._worker()) for _ in range(self._limits.concurrency)
+                ]
+                await asyncio.gather(*workers)
+                checkpoints.cancel()
+                sweeper.cancel()
+        finally:
+            self.stats.finished_at = self._clock()
+            await self._checkpoint()
+        if self._fatal is not None:
+            raise self._fatal
+        return self.stats
+
+    def _limit_reached(self) -> bool:
+        limit = self._limits.max_pages
+        return bool(limit) and self.stats.pages + self._in_progress >= limit
+
+    async def _worker(self) -> None:
+        while not self._stopping.is_set():
+            if self._limit_reached():
+                if self._in_progress == 0:
+                    self.stop()
+                    return
+                await self._wait(0.05)
+                continue
+            # Reserve the slot before awaiting, so two workers cannot both take the last one.
+            self._in_progress += 1
+            lease = await self._frontier.pop()
+            if lease is None:
+                self._in_progress -= 1
+                if await self._finished():
+                    self.stop()
+                    return
+                wait = await self._frontier.next_ready_in()
+                await self._wait(0.5 if wait is None else min(max(wait, 0.001), 0.5))
+                continue
+            try:
+                await self._process(lease)
+            except StorageError as exc:
+                self._fatal = exc
+                log.exception("storage failed, stopping the crawl")
+                await self._frontier.reclaim(lease)
+                self.stop()
+            finally:
+                self._in_progress -= 1
+                self._wakeup.set()
+
+    async def _finished(self) -> bool:
+        if self._in_progress or await self._frontier.in_flight():
+            return False
+        return await self._frontier.queued() == 0
+
+    async def _wait(self, seconds: float) -> None:
+        self._wakeup.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wakeup.wait(), seconds)
+
+    async def _process(self, lease: Lease) -> None:
+        request = lease.request
+        try:
+            if not await self._hosts.check(request.url, self._frontier):
+                await self._fail(lease, ErrorKind.ROBOTS, "disallowed by robots.txt")
+                return
+            response = await self._fetcher.fetch(request)
+        except BlockedError as exc:
+            await self._blocked_by_server(lease, exc)
+            return
+        except FetchError as exc:
+            await self._fail(lease, exc.kind, exc.message, status=exc.status)
+            return
+        try:
+            page = self._build_page(request, response)
+        except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
+            log.exception("could not parse %s", request.url)
+            await self._fail(lease, ErrorKind.PARSE, f"{type(exc).__name__}: {exc}")
+            return
+        await self._keep(lease, page)
+
+    def _build_page(self, request: Request, response: Response) -> Page:
+        parsed = self._parse(response)
+        digest = self._hash(parsed.text) if parsed.text else None
+        return Page(
+            url=request.url,
+            final_url=response.final_url,
+            status=response.status,
+            depth=request.depth,
+            fetched_at=response.fetched_at,
+            content_type=response.content_type,
+            title=parsed.title,
+            text=parsed.text,
+            links=parsed.links,
+            lang=parsed.lang,
+            parent_url=request.parent_url,
+            content_hash=digest,
+            score=request.score,
+            reasons=request.reasons,
+            elapsed=response.elapsed,
+            size=len(response.body),
+            encoding=response.encoding,
+            redirects=response.redirects,
+            noindex=parsed.noindex,
+        )
+
+    async def _keep(self, lease: Lease, page: Page) -> None:
+        duplicate_of = None
+        if page.content_hash is not None:
+            duplicate_of = await self._storage.find_content_hash(page.content_hash)
+            if duplicate_of == page.url:
+                duplicate_of = None
+        follow = duplicate_of is None and page.depth < self._limits.max_depth
+        links = page.links
+        if not self._limits.follow_nofollow:
+            links = tuple(link for link in links if not link.nofollow)
+        page = dataclasses.replace(page, links=links, duplicate_of=duplicate_of)
+        result = self._strategy.on_page(page)
+        page = dataclasses.replace(page, relevance=result.relevance)
+        await self._storage.save_page(page, run_id=self._run_id)
+        self.stats.pages += 1
+        self.stats.bytes += page.size
+        if duplicate_of is not None:
+            self.stats.duplicates += 1
+        if result.relevant:
+            self.stats.relevant += 1
+        if follow:
+            await self._enqueue(result.requests)
+        await self._ack(lease)
+        if self._on_progress is not None:
+            self._on_progress(self.stats)
+
+    async def _enqueue(self, requests: Sequence[Request]) -> None:
+        if not requests:
+            return
+        max_depth = self._limits.max_depth
+        kept = [r for r in requests if r.depth <= max_depth and self._scope.allows(r.url)]
+        if kept:
+            self.stats.queued += await self._frontier.push(kept)
+            self._wakeup.set()
+
+    async def _fail(
+        self, lease: Lease, kind: ErrorKind, message: str, *, status: int | None = None
+    ) -> None:
+        request = lease.request
+        failure = FetchFailure(
+            url=request.url,
+            kind=kind,
+            message=message,
+            at=self._clock(),
+            status=status,
+            depth=request.depth,
+            parent_url=request.parent_url,
+            attempts=1 + self._blocked.pop(request.url, 0),
+        )
+        self.stats.errors[kind.value] = self.stats.errors.get(kind.value, 0) + 1
+        log.debug("failed %s: %s (%s)", request.url, message, kind.value)
+        await self._storage.save_failure(failure, run_id=self._run_id)
+        extra = [
+            r for r in self._strategy.on_error(request, failure) if self._scope.allows(r.url)
+        ]
+        if extra:
+            self.stats.queued += await self._frontier.push(extra)
+        await self._ack(lease)
+
+    async def _blocked_by_server(self, lease: Lease, exc: BlockedError) -> None:
+        url = lease.request.url
+        times = self._blocked.get(url, 0) + 1
+        if times > self._limits.max_blocked:
+            await self._fail(lease, exc.kind, exc.message, status=exc.status)
+            return
+        self._blocked[url] = times
+        delay = exc.retry_after if exc.retry_after is not None else 2.0**times
+        log.info("server asked to slow down for %s; retrying in %.1f s", url, delay)
+        await self._frontier.set_host_delay(host_of(url), min(delay, 60.0))
+        await self._frontier.reclaim(lease, delay=delay)
+
+    async def _ack(self, lease: Lease) -> None:
+        if self._checkpointing:
+            self._held_acks.append(lease)
+        else:
+            await self._frontier.ack(lease)
+
+    async def _checkpoint(self) -> None:
+        """Flush storage, then the frontier, holding acks back meanwhile (see module doc)."""
+        self._checkpointing = True
+        try:
+            await self._storage.flush()
+            await self._frontier.flush()
+        finally:
+            self._checkpointing = False
+            held, self._held_acks = self._held_acks, []
+            for lease in held:
+                await self._frontier.ack(lease)
+
+    async def _checkpoint_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._limits.checkpoint_interval)
+            try:
+                await self._checkpoint()
+            except StorageError as exc:
+                self._fatal = exc
+                log.exception("checkpoint failed, stopping the crawl")
+                self.stop()
+                return
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(5.0)
+            back = await self._frontier.reclaim_expired()
+            if back:
+                log.warning("%d expired leases went back to the queue", back)
+                self._wakeup.set()
