@@ -1,0 +1,66 @@
+"""``python -m topicrawl.demoweb``: serve a demo web on loopback until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.demoweb.graph import DemoWeb
+from topicrawl.demoweb.server import DemoWebServer
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m topicrawl.demoweb",
+        description="Serve the topicrawl demo web (several loopback hosts) until Ctrl-C.",
+    )
+    parser.add_argument("--seed", type=int, default=7, help="generation seed (default 7)")
+    parser.add_argument("--port", type=int, default=8080, help="port for every host (0: any)")
+    parser.add_argument("--hosts", type=int, default=6, help="number of hosts (default 6)")
+    parser.add_argument("--pages-per-host", type=int, default=60, help="articles per host")
+    parser.add_argument("--base-address", default="127.0.0.2", help="first host's address")
+    parser.add_argument("--crawl-delay", type=float, default=0.05, help="second host's delay")
+    parser.add_argument("--slow-delay", type=float, default=2.0, help="seconds /lab/slow waits")
+    parser.add_argument("--flaky-failures", type=int, default=2, help="503s before /lab/flaky")
+    return parser
+
+
+async def _serve(server: DemoWebServer) -> None:
+    async with server:
+        for address, base in server.bases.items():
+            print(f"{server.web.host(address).name}: {base}")
+        print("Serving the demo web; press Ctrl-C to stop.", flush=True)
+        await asyncio.Event().wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server; returns the process exit code (0 after Ctrl-C, 2 on bad arguments)."""
+    args = _parser().parse_args(argv)
+    try:
+        web = DemoWeb.generate(
+            seed=args.seed,
+            hosts=args.hosts,
+            pages_per_host=args.pages_per_host,
+            base_address=args.base_address,
+            crawl_delay=args.crawl_delay,
+            flaky_failures=args.flaky_failures,
+        )
+        server = DemoWebServer(web, port=args.port, slow_delay=args.slow_delay)
+    except (ConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_serve(server))
+    except KeyboardInterrupt:
+        return 0
+    except OSError as exc:
+        print(f"error: cannot listen on port {args.port}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
