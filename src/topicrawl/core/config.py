@@ -121,6 +121,10 @@ class CrawlSettings(BaseSettings):
     seeds: tuple[str, ...] = Field((), description="Start URLs.")
     topics: tuple[str, ...] = Field((), description="Topic keyword strings, one per topic.")
     strategy: str = Field("bfs", description="Crawl policy: bfs, best-first, shark, focused.")
+    strategy_options: dict[str, float | int | bool | str | list[str]] = Field(
+        default_factory=dict,
+        description="Options of the strategy (e.g. decay, threshold); checked by the strategy.",
+    )
     max_pages: int = Field(1000, ge=0, description="Stop after this many fetched pages (0 = none).")
     concurrency: int = Field(16, gt=0, description="Requests in flight at once.")
     fetch: FetchSettings = FetchSettings()

@@ -142,7 +142,8 @@ class Page:
 
     ``content_hash`` hashes the normalised text; ``duplicate_of`` names an earlier page with
     the same content hash, if any. ``relevance`` is filled in by the strategy, when it scores
-    pages.
+    pages. ``score`` and ``reasons`` are those of the request the page was fetched for (so a
+    strategy can read what the page inherited from its parent in ``reasons["inherited"]``).
     """
 
     url: str

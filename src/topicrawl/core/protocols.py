@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from topicrawl.core.models import FetchFailure, Lease, Page, Request, Response, StrategyResult
@@ -87,13 +87,18 @@ class Strategy(Protocol):
 
     def on_error(self, request: Request, failure: FetchFailure) -> Iterable[Request]: ...
 
+    def on_idle(self, limit: int) -> Iterable[Request]:
+        """The frontier ran dry: up to ``limit`` held-back requests worth queueing now."""
+        ...
+
 
 @runtime_checkable
 class Storage(Protocol):
     """Keeps crawl runs, pages, links and failures. Writes may be buffered until ``flush``.
 
     Saving a page for a URL already stored replaces it (one row per URL), so a page fetched
-    twice after a lease expiry is still one row.
+    twice after a lease expiry is still one row. ``body`` and ``headers`` (the raw response)
+    are kept only when the storage was opened to keep bodies (for WARC export).
     """
 
     async def open(self) -> None: ...
@@ -102,7 +107,14 @@ class Storage(Protocol):
 
     async def finish_run(self, run_id: int, *, stats: str) -> None: ...
 
-    async def save_page(self, page: Page, *, run_id: int) -> None: ...
+    async def save_page(
+        self,
+        page: Page,
+        *,
+        run_id: int,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None: ...
 
     async def save_failure(self, failure: FetchFailure, *, run_id: int) -> None: ...
 

@@ -1,0 +1,96 @@
+"""Focused crawling: topic relevance, link scores, adaptive threshold, topic vector update,
+and the crawl strategies (bfs, best-first, shark, focused)."""
+
+from __future__ import annotations
+
+from topicrawl.focus.evolve import (
+    GaResult,
+    GaSettings,
+    TopicUpdate,
+    UpdateSettings,
+    crossover,
+    evolve,
+    mutate,
+    random_mutation,
+    rocchio,
+    roulette_select,
+    update_topic,
+)
+from topicrawl.focus.links import (
+    CandidatePool,
+    block_texts,
+    hub_score,
+    inherited_score,
+    link_priority,
+    page_importance,
+    shark_potential,
+)
+from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions
+from topicrawl.focus.relevance import (
+    Relevance,
+    TopicProfile,
+    TopicScorer,
+    TopicSnapshot,
+    TopicVector,
+    page_relevance,
+    parse_topic,
+)
+from topicrawl.focus.strategies import (
+    STRATEGY_NAMES,
+    BestFirstStrategy,
+    BfsStrategy,
+    FocusedStrategy,
+    SharkStrategy,
+    make_strategy,
+)
+from topicrawl.focus.threshold import (
+    Judge,
+    ProfileJudge,
+    ThresholdController,
+    ThresholdMove,
+    ThresholdSettings,
+    sample_precision,
+)
+
+__all__ = [
+    "STRATEGY_NAMES",
+    "BestFirstStrategy",
+    "BfsStrategy",
+    "CandidatePool",
+    "FocusedOptions",
+    "FocusedStrategy",
+    "GaResult",
+    "GaSettings",
+    "Judge",
+    "ProfileJudge",
+    "Relevance",
+    "SharkOptions",
+    "SharkStrategy",
+    "StrategyOptions",
+    "ThresholdController",
+    "ThresholdMove",
+    "ThresholdSettings",
+    "TopicProfile",
+    "TopicScorer",
+    "TopicSnapshot",
+    "TopicUpdate",
+    "TopicVector",
+    "UpdateSettings",
+    "block_texts",
+    "crossover",
+    "evolve",
+    "hub_score",
+    "inherited_score",
+    "link_priority",
+    "make_strategy",
+    "mutate",
+    "page_importance",
+    "page_relevance",
+    "parse_topic",
+    "random_mutation",
+    "rocchio",
+    "roulette_select",
+    "sample_precision",
+    "shark_potential",
+    "update_topic",
+]

@@ -1,0 +1,296 @@
+"""Topic vector update: a genetic algorithm over keyword weights, fed by pseudo-relevant pages,
+whose best vector is the positive centroid of a Rocchio step."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.text.vectors import SparseVector, centroid, combine, norm, normalized
+
+__all__ = [
+    "GaResult",
+    "GaSettings",
+    "TopicUpdate",
+    "UpdateSettings",
+    "crossover",
+    "evolve",
+    "fitness",
+    "mutate",
+    "new_features",
+    "random_mutation",
+    "rocchio",
+    "roulette_select",
+    "update_topic",
+]
+
+Vector = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GaSettings:
+    """Genetic algorithm parameters.
+
+    Args:
+        population: chromosomes per generation.
+        max_generations: hard stop.
+        crossover_rate: chance a selected pair is crossed (else copied).
+        mutation_rate: chance a child gets one gene reset to a random value in [0, 1].
+        patience: stop after this many generations in a row whose mean fitness did not rise.
+        elite: best chromosomes copied unchanged into the next generation.
+    """
+
+    population: int = 30
+    max_generations: int = 50
+    crossover_rate: float = 0.8
+    mutation_rate: float = 0.2
+    patience: int = 3
+    elite: int = 1
+
+    def __post_init__(self) -> None:
+        if self.population < 2 or self.max_generations < 1 or self.patience < 1:
+            raise ConfigError("GA needs population >= 2, max_generations >= 1, patience >= 1")
+        if not (0.0 <= self.crossover_rate <= 1.0 and 0.0 <= self.mutation_rate <= 1.0):
+            raise ConfigError("GA crossover_rate and mutation_rate must be in [0, 1]")
+        if not 0 <= self.elite < self.population:
+            raise ConfigError("GA elite must be in [0, population)")
+
+
+@dataclass(frozen=True, slots=True)
+class GaResult:
+    """The best chromosome found, its fitness, and how the run went."""
+
+    best: Vector
+    fitness: float
+    generations: int
+    mean_fitness: tuple[float, ...]
+
+
+def fitness(population: Vector, feedback: Vector, feedback_norms: Vector) -> Vector:
+    """Mean cosine of each chromosome (row of ``population``) to the feedback pages.
+
+    ``feedback`` holds each page's weights on the chromosome's features (one row per page);
+    ``feedback_norms`` the length of each page's whole vector, so the cosine is the true one.
+    """
+    lengths = np.linalg.norm(population, axis=1)
+    dots = feedback @ population.T
+    scale = np.outer(feedback_norms, lengths)
+    cosines = np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0.0)
+    result: Vector = cosines.mean(axis=0)
+    return result
+
+
+def roulette_select(scores: Vector, rng: np.random.Generator, count: int) -> NDArray[np.intp]:
+    """Indices drawn with probability proportional to fitness (uniform if all are zero)."""
+    clipped = np.clip(scores, 0.0, None)
+    total = float(clipped.sum())
+    chances = clipped / total if total > 0.0 else None
+    picked: NDArray[np.intp] = rng.choice(len(scores), size=count, p=chances)
+    return picked
+
+
+def crossover(a: Vector, b: Vector, point: int) -> tuple[Vector, Vector]:
+    """Single-point crossover: the children swap everything from ``point`` on."""
+    if not 0 < point < len(a):
+        raise ValueError(f"crossover point {point} is not inside 1..{len(a) - 1}")
+    return np.concatenate([a[:point], b[point:]]), np.concatenate([b[:point], a[point:]])
+
+
+def mutate(chromosome: Vector, position: int, value: float) -> Vector:
+    """A copy of ``chromosome`` with the gene at ``position`` set to ``value``."""
+    child = chromosome.copy()
+    child[position] = value
+    return child
+
+
+def random_mutation(chromosome: Vector, rng: np.random.Generator) -> Vector:
+    """Reset one gene, at a random position, to a random value in [0, 1]."""
+    return mutate(chromosome, int(rng.integers(len(chromosome))), float(rng.random()))
+
+
+def evolve(
+    feedback: Vector,
+    feedback_norms: Vector,
+    initial: Vector,
+    *,
+    settings: GaSettings,
+    rng: np.random.Generator,
+) -> GaResult:
+    """Run the GA: the first chromosome is ``initial`` (genes in [0, 1]), the rest random.
+
+    Genes should be ordered by the features' mean weight in the feedback pages, so that
+    single-point crossover keeps the important features together.
+    """
+    genes = len(initial)
+    population = rng.random((settings.population, genes))
+    population[0] = np.clip(initial, 0.0, 1.0)
+    scores = fitness(population, feedback, feedback_norms)
+    best_index = int(np.argmax(scores))
+    best, best_score = population[best_index].copy(), float(scores[best_index])
+    means = [float(scores.mean())]
+    stalled = 0
+    generation = 1
+    while generation < settings.max_generations and stalled < settings.patience:
+        population = _next_generation(population, scores, settings=settings, rng=rng)
+        scores = fitness(population, feedback, feedback_norms)
+        generation += 1
+        index = int(np.argmax(scores))
+        if scores[index] > best_score:
+            best, best_score = population[index].copy(), float(scores[index])
+        means.append(float(scores.mean()))
+        stalled = stalled + 1 if means[-1] <= means[-2] else 0
+    return GaResult(best, best_score, generation, tuple(means))
+
+
+def _next_generation(
+    population: Vector, scores: Vector, *, settings: GaSettings, rng: np.random.Generator
+) -> Vector:
+    size, genes = population.shape
+    children = [population[i].copy() for i in np.argsort(-scores, kind="stable")[: settings.elite]]
+    while len(children) < size:
+        first, second = (population[i] for i in roulette_select(scores, rng, 2))
+        if genes > 1 and rng.random() < settings.crossover_rate:
+            first, second = crossover(first, second, int(rng.integers(1, genes)))
+        for child in (first, second):
+            if rng.random() < settings.mutation_rate:
+                child = random_mutation(child, rng)  # noqa: PLW2901 - a mutated copy replaces it
+            children.append(child)
+    return np.array(children[:size])
+
+
+def rocchio(
+    query: Mapping[int, float],
+    positive: Mapping[int, float],
+    negative: Mapping[int, float],
+    *,
+    alpha: float,
+    beta: float,
+    gamma: float,
+) -> SparseVector:
+    """``alpha * q + beta * positive - gamma * negative``, each first scaled to length 1, with
+    negative weights clipped to 0 (a topic vector has no negative terms)."""
+    moved = combine(
+        [(alpha, normalized(query)), (beta, normalized(positive)), (-gamma, normalized(negative))]
+    )
+    return {term_id: weight for term_id, weight in moved.items() if weight > 0.0}
+
+
+def new_features(
+    topic: Collection[int], feedback: Sequence[Mapping[int, float]], *, count: int, min_share: float
+) -> list[int]:
+    """Terms the topic lacks that are frequent in the feedback pages: in at least
+    ``min_share`` of them, ranked by how many pages have them, then by total weight."""
+    pages: dict[int, int] = {}
+    weight: dict[int, float] = {}
+    for vector in feedback:
+        for term_id, value in vector.items():
+            if term_id not in topic and term_id >= 0:
+                pages[term_id] = pages.get(term_id, 0) + 1
+                weight[term_id] = weight.get(term_id, 0.0) + value
+    needed = min_share * len(feedback)
+    frequent = [t for t, n in pages.items() if n >= needed]
+    frequent.sort(key=lambda t: (-pages[t], -weight[t], t))
+    return frequent[:count]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateSettings:
+    """How a topic vector is updated.
+
+    Args:
+        ga: the genetic algorithm's parameters.
+        alpha, beta, gamma: Rocchio weights of the old vector, the GA's best vector (the
+            positive centroid) and the non-relevant pages' centroid.
+        new_features: at most this many new terms may enter per update.
+        min_share: a new term must be in at least this share of the feedback pages.
+        max_features: the vector keeps at most this many terms: the user's keywords, then the
+            heaviest others.
+        keyword_floor: the user's keywords keep at least this share of the top weight.
+    """
+
+    ga: GaSettings = GaSettings()
+    alpha: float = 1.0
+    beta: float = 0.75
+    gamma: float = 0.15
+    new_features: int = 5
+    min_share: float = 0.5
+    max_features: int = 30
+    keyword_floor: float = 0.1
+
+    def __post_init__(self) -> None:
+        if min(self.alpha, self.beta, self.gamma) < 0.0 or self.alpha + self.beta <= 0.0:
+            raise ConfigError("Rocchio alpha, beta, gamma must be >= 0 and alpha + beta > 0")
+        if self.new_features < 0 or self.max_features < 1:
+            raise ConfigError("new_features must be >= 0 and max_features >= 1")
+        if not (0.0 <= self.min_share <= 1.0 and 0.0 <= self.keyword_floor <= 1.0):
+            raise ConfigError("min_share and keyword_floor must be in [0, 1]")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicUpdate:
+    """A topic vector update's outcome: the new weights (top weight 1), the terms that
+    entered, and the GA run that found the positive centroid."""
+
+    weights: SparseVector
+    added: tuple[int, ...]
+    ga: GaResult
+
+
+def update_topic(
+    weights: Mapping[int, float],
+    positives: Sequence[Mapping[int, float]],
+    negatives: Sequence[Mapping[int, float]],
+    *,
+    keyword_ids: Collection[int],
+    settings: UpdateSettings,
+    rng: np.random.Generator,
+) -> TopicUpdate:
+    """Update a topic vector from pseudo-relevance feedback.
+
+    The features are the topic's terms plus frequent new terms of the ``positives`` (the
+    top-N relevant pages); the GA searches their weights for the best mean cosine to the
+    positives; its best vector is the positive centroid of a Rocchio step away from the
+    centroid of ``negatives``.
+    """
+    if not positives:
+        raise ValueError("a topic update needs at least one feedback page")
+    added = new_features(
+        weights, positives, count=settings.new_features, min_share=settings.min_share
+    )
+    features = [*weights, *added]
+    matrix = np.array([[page.get(t, 0.0) for t in features] for page in positives])
+    norms = np.array([norm(page) for page in positives])
+    order = np.argsort(-matrix.mean(axis=0), kind="stable")
+    top = max(weights.values(), default=0.0)
+    current = np.array([weights.get(t, 0.0) / top if top > 0 else 0.0 for t in features])
+    result = evolve(matrix[:, order], norms, current[order], settings=settings.ga, rng=rng)
+    positive = {features[int(i)]: float(g) for i, g in zip(order, result.best, strict=True)}
+    moved = rocchio(
+        weights,
+        positive,
+        centroid(negatives),
+        alpha=settings.alpha,
+        beta=settings.beta,
+        gamma=settings.gamma,
+    )
+    return TopicUpdate(_finish(moved, keyword_ids, settings), tuple(added), result)
+
+
+def _finish(
+    weights: SparseVector, keyword_ids: Collection[int], settings: UpdateSettings
+) -> SparseVector:
+    top = max(weights.values(), default=0.0)
+    if top <= 0.0:
+        # Everything was pushed out: fall back to the user's keywords alone.
+        return dict.fromkeys(keyword_ids, 1.0)
+    scaled = {t: w / top for t, w in weights.items()}
+    kept = {t: max(scaled.get(t, 0.0), settings.keyword_floor) for t in keyword_ids}
+    others = sorted(
+        ((t, w) for t, w in scaled.items() if t not in kept), key=lambda item: (-item[1], item[0])
+    )
+    kept.update(others[: max(settings.max_features - len(kept), 0)])
+    return {t: w for t, w in kept.items() if w > 0.0}

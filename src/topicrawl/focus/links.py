@@ -1,0 +1,146 @@
+"""Link scores: link blocks, inherited score, link priority, hub importance, shark-search, and
+the bounded pool of links held back under the threshold."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Iterable, Sequence
+
+from topicrawl.core.models import Link, Request
+
+__all__ = [
+    "CandidatePool",
+    "block_texts",
+    "hub_score",
+    "inherited_score",
+    "link_priority",
+    "page_importance",
+    "shark_potential",
+]
+
+
+def block_texts(links: Iterable[Link]) -> dict[int, str]:
+    """The extended anchor text of each DOM block: the parser's ``block_text``, or else the
+    anchors of the block's links joined in document order."""
+    anchors: dict[int, list[str]] = {}
+    given: dict[int, str] = {}
+    for link in links:
+        if link.block_text and link.block not in given:
+            given[link.block] = link.block_text
+        anchors.setdefault(link.block, []).append(link.anchor)
+    return {
+        block: given.get(block) or " ".join(a for a in texts if a)
+        for block, texts in anchors.items()
+    }
+
+
+def inherited_score(
+    *, parent_similarity: float, parent_inherited: float, parent_relevant: bool, decay: float
+) -> float:
+    """A child's inherited score: ``decay * sim(parent)`` if the parent is relevant, else
+    ``decay * inherited(parent)``, so relevance fades over a run of off-topic pages."""
+    return decay * (parent_similarity if parent_relevant else parent_inherited)
+
+
+def link_priority(*, inherited: float, anchor: float, inherited_weight: float) -> float:
+    """``c * inherited + (1 - c) * anchor`` with ``c = inherited_weight``."""
+    return inherited_weight * inherited + (1.0 - inherited_weight) * anchor
+
+
+def hub_score(on_topic_links: int, most_seen: int) -> float:
+    """``Hub(u)``: the page's on-topic links over the most any page has had (0 when none has)."""
+    if most_seen <= 0:
+        return 0.0
+    return min(on_topic_links / most_seen, 1.0)
+
+
+def page_importance(*, similarity: float, hub: float, m1: float) -> float:
+    """``pu = m1 * cos + m2 * Hub(u)`` with ``m2 = 1 - m1``."""
+    return m1 * similarity + (1.0 - m1) * hub
+
+
+def shark_potential(
+    *, inherited: float, anchor: float, context: float, beta: float, gamma: float
+) -> float:
+    """Shark-search's potential score of a link.
+
+    ``neighbourhood = beta * anchor + (1 - beta) * anchor_context``, where ``anchor_context``
+    is 1 when the anchor itself matches the topic and the context's similarity otherwise;
+    ``potential = gamma * inherited + (1 - gamma) * neighbourhood``.
+    """
+    anchor_context = 1.0 if anchor > 0.0 else context
+    neighbourhood = beta * anchor + (1.0 - beta) * anchor_context
+    return gamma * inherited + (1.0 - gamma) * neighbourhood
+
+
+class CandidatePool:
+    """Links scored under the threshold, kept (the best ``capacity`` of them) so that a later,
+    lower threshold can still queue them. One entry per URL, at its best score."""
+
+    def __init__(self, *, capacity: int) -> None:
+        if capacity < 0:
+            raise ValueError("capacity cannot be negative")
+        self._capacity = capacity
+        self._best: dict[str, tuple[float, int, Request]] = {}
+        self._heap: list[tuple[float, int, str]] = []  # lowest score first; stale entries skipped
+        self._sequence = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._best)
+
+    def __contains__(self, url: object) -> bool:
+        return url in self._best
+
+    def add(self, request: Request) -> None:
+        """Hold ``request`` back; when full, the lowest-scored candidate is dropped."""
+        if self._capacity == 0:
+            return
+        held = self._best.get(request.url)
+        if held is not None and held[0] >= request.score:
+            return
+        if held is None and len(self._best) >= self._capacity:
+            lowest = self._lowest()
+            if lowest is not None and lowest[0] >= request.score:
+                return
+            if lowest is not None:
+                del self._best[lowest[2].url]
+        order = next(self._sequence)
+        self._best[request.url] = (request.score, order, request)
+        heapq.heappush(self._heap, (request.score, order, request.url))
+        if len(self._heap) > 2 * len(self._best) + 64:
+            self._heap = [(s, o, r.url) for s, o, r in self._best.values()]
+            heapq.heapify(self._heap)
+
+    def discard(self, url: str) -> None:
+        """Forget ``url`` (it was queued after all)."""
+        self._best.pop(url, None)
+
+    def release(self, threshold: float) -> list[Request]:
+        """Remove and return every candidate scored at least ``threshold``, best first."""
+        chosen = [entry for entry in self._best.values() if entry[0] >= threshold]
+        return self._take(chosen)
+
+    def take_best(self, count: int) -> list[Request]:
+        """Remove and return the ``count`` best candidates (for when the frontier runs dry)."""
+        return self._take(heapq.nlargest(count, self._best.values(), key=_rank))
+
+    def _take(self, entries: Sequence[tuple[float, int, Request]]) -> list[Request]:
+        ordered = sorted(entries, key=_rank, reverse=True)
+        for _, _, request in ordered:
+            del self._best[request.url]
+        return [request for _, _, request in ordered]
+
+    def _lowest(self) -> tuple[float, int, Request] | None:
+        while self._heap:
+            _, order, url = self._heap[0]
+            held = self._best.get(url)
+            if held is not None and held[1] == order:
+                return held
+            heapq.heappop(self._heap)
+        return None
+
+
+def _rank(entry: tuple[float, int, Request]) -> tuple[float, int]:
+    # Best score first; among equals, the earlier candidate first.
+    return entry[0], -entry[1]

@@ -1,0 +1,196 @@
+"""Typed, validated options of the crawl strategies, built from ``make_strategy`` keywords."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.focus.evolve import GaSettings, UpdateSettings
+from topicrawl.focus.threshold import Judge, ThresholdSettings
+
+__all__ = ["FocusedOptions", "SharkOptions", "StrategyOptions", "build_options"]
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ConfigError(message)
+
+
+def _fractions(options: object, *names: str) -> None:
+    for name in names:
+        value = getattr(options, name)
+        _require(0.0 <= value <= 1.0, f"strategy option {name}={value} must be in [0, 1]")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrategyOptions:
+    """Options every strategy takes.
+
+    Args:
+        follow_nofollow: also follow ``rel=nofollow`` links.
+        user_words: words the tokenizer must never split (e.g. Chinese names and terms).
+        stem: fold English plurals when tokenising.
+        description_weight: initial weight of terms found only in a topic's description.
+        threshold: pages at least this relevant count as relevant (the focused strategy's
+            starting threshold, which then adapts).
+    """
+
+    follow_nofollow: bool = False
+    user_words: tuple[str, ...] = ()
+    stem: bool = True
+    description_weight: float = 0.5
+    threshold: float = 0.1
+
+    def __post_init__(self) -> None:
+        _fractions(self, "description_weight", "threshold")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharkOptions(StrategyOptions):
+    """Shark-search: ``decay`` of inherited scores, ``anchor_weight`` (beta: anchor vs its
+    context), ``inherited_weight`` (gamma: inherited vs neighbourhood score)."""
+
+    decay: float = 0.5
+    anchor_weight: float = 0.8
+    inherited_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        StrategyOptions.__post_init__(self)
+        _fractions(self, "decay", "anchor_weight", "inherited_weight")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FocusedOptions(StrategyOptions):
+    """The focused strategy's options (see :class:`~topicrawl.focus.strategies.FocusedStrategy`).
+
+    Args:
+        decay: ``a``, the inherited score's decay per link.
+        inherited_weight: ``c`` in ``priority = c * inherited + (1 - c) * anchor``.
+        m1: weight of the cosine in ``pu = m1 * cos + (1 - m1) * Hub(u)``.
+        on_topic_anchor: a link whose block scores above this counts toward Hub(u).
+        link_ratio: links need a priority of at least ``link_ratio * threshold`` to be queued
+            (a link's priority is a decayed estimate, so it is held to a lower bar).
+        max_candidates: links held back under the bar, kept for a later lower threshold.
+        adaptive, judge, judge_every, sample_size, error, step, min_threshold, max_threshold,
+            min_precision: the adaptive threshold (``judge`` defaults to a profile judge).
+        evolve, update_every, feedback, ga_*, alpha, beta, gamma, new_features, max_features:
+            the topic vector update, every ``update_every`` relevant pages of a topic, from
+            its ``feedback`` most relevant recent pages.
+        window: recent pages kept for sampling, negatives and re-tuning.
+        seed: seeds every random choice, so a crawl's decisions can be replayed.
+    """
+
+    decay: float = 0.5
+    inherited_weight: float = 0.5
+    m1: float = 0.7
+    on_topic_anchor: float = 0.0
+    link_ratio: float = 0.5
+    max_candidates: int = 10_000
+    adaptive: bool = True
+    judge: Judge | None = None
+    judge_every: int = 50
+    sample_size: int = 10
+    error: float = 0.05
+    step: float = 0.01
+    min_threshold: float = 0.01
+    max_threshold: float = 0.8
+    min_precision: float = 0.5
+    evolve: bool = True
+    update_every: int = 20
+    feedback: int = 10
+    ga_population: int = 30
+    ga_generations: int = 50
+    ga_patience: int = 3
+    crossover_rate: float = 0.8
+    mutation_rate: float = 0.2
+    alpha: float = 1.0
+    beta: float = 0.75
+    gamma: float = 0.15
+    new_features: int = 5
+    max_features: int = 30
+    window: int = 200
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        StrategyOptions.__post_init__(self)
+        _fractions(self, "decay", "inherited_weight", "m1", "on_topic_anchor", "link_ratio")
+        _require(self.max_candidates >= 0, "max_candidates must be >= 0")
+        _require(
+            min(self.update_every, self.feedback, self.window) >= 1,
+            "update_every, feedback and window must be >= 1",
+        )
+        # Building the nested settings validates the rest.
+        self.threshold_settings()
+        self.update_settings()
+
+    def threshold_settings(self) -> ThresholdSettings:
+        return ThresholdSettings(
+            initial=self.threshold,
+            minimum=min(self.min_threshold, self.threshold),
+            maximum=max(self.max_threshold, self.threshold),
+            step=self.step,
+            error=self.error,
+            min_precision=self.min_precision,
+            every=self.judge_every,
+            sample_size=self.sample_size,
+        )
+
+    def update_settings(self) -> UpdateSettings:
+        return UpdateSettings(
+            ga=GaSettings(
+                population=self.ga_population,
+                max_generations=self.ga_generations,
+                crossover_rate=self.crossover_rate,
+                mutation_rate=self.mutation_rate,
+                patience=self.ga_patience,
+            ),
+            alpha=self.alpha,
+            beta=self.beta,
+            gamma=self.gamma,
+            new_features=self.new_features,
+            max_features=self.max_features,
+        )
+
+
+_Options = typing.TypeVar("_Options", bound=StrategyOptions)
+
+
+def build_options(cls: type[_Options], options: Mapping[str, object]) -> _Options:
+    """Build ``cls`` from keyword options, checking names and types.
+
+    Raises:
+        ConfigError: an option is unknown, of the wrong type, or out of range.
+    """
+    known = {field.name for field in dataclasses.fields(cls)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ConfigError(
+            f"unknown strategy option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {
+        name: _checked(name, value, hints[name]) for name, value in options.items()
+    }
+    return cls(**values)
+
+
+def _checked(name: str, value: object, hint: object) -> object:
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif hint == tuple[str, ...]:
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+    elif value is None or isinstance(value, Judge):
+        return value
+    raise ConfigError(f"strategy option {name}={value!r} has the wrong type (wanted {hint})")

@@ -1,0 +1,420 @@
+"""The crawl strategies (bfs, best-first, shark, focused) and the registry that builds them.
+
+Each is pure: it sees pages and returns scored requests, with no I/O and no event loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyResult
+from topicrawl.core.protocols import Strategy
+from topicrawl.focus.evolve import update_topic
+from topicrawl.focus.links import (
+    CandidatePool,
+    block_texts,
+    hub_score,
+    inherited_score,
+    link_priority,
+    page_importance,
+    shark_potential,
+)
+from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions, build_options
+from topicrawl.focus.relevance import Relevance, TopicProfile, TopicScorer, TopicVector, parse_topic
+from topicrawl.focus.threshold import ProfileJudge, ThresholdController, sample_precision
+from topicrawl.text.vectors import SparseVector, cosine
+
+__all__ = [
+    "STRATEGY_NAMES",
+    "BestFirstStrategy",
+    "BfsStrategy",
+    "FocusedStrategy",
+    "SharkStrategy",
+    "make_strategy",
+]
+
+SEED_SCORE = 1.0
+"""Score of seeds in the scoring strategies: every computed score is at most 1."""
+
+
+def _inherited_of(page: Page) -> float:
+    # The engine copies the request's reasons onto the page; "inherited" is one of them.
+    return page.reasons.get("inherited", 0.0)
+
+
+def _scorer(topics: Sequence[TopicProfile], options: StrategyOptions) -> TopicScorer:
+    return TopicScorer(
+        topics=topics,
+        user_words=options.user_words,
+        description_weight=options.description_weight,
+        stem=options.stem,
+    )
+
+
+def _score(scorer: TopicScorer, page: Page) -> tuple[Relevance, SparseVector]:
+    # A duplicate's text is already counted in the collection statistics.
+    vector = scorer.page_vector(page, learn=page.duplicate_of is None)
+    return scorer.relevance(vector), vector
+
+
+class _Base:
+    """What every strategy shares: link filtering, seeds, errors."""
+
+    name: str = ""
+
+    def __init__(self, *, options: StrategyOptions) -> None:
+        self.options = options
+
+    def seeds(self, requests: Iterable[Request]) -> Iterable[Request]:
+        for request in requests:
+            yield dataclasses.replace(request, score=SEED_SCORE, reasons={"seed": SEED_SCORE})
+
+    def on_error(self, request: Request, failure: FetchFailure) -> Iterable[Request]:
+        return ()
+
+    def on_idle(self, limit: int) -> Iterable[Request]:
+        """Nothing is held back by default."""
+        return ()
+
+    def _links(self, page: Page) -> Iterator[Link]:
+        """Followable links, each URL once, never the page itself."""
+        seen = {page.url, page.final_url}
+        for link in page.links:
+            if link.url in seen or (link.nofollow and not self.options.follow_nofollow):
+                continue
+            seen.add(link.url)
+            yield link
+
+    @staticmethod
+    def _request(
+        page: Page, link: Link, *, score: float, inherited: float, reasons: Mapping[str, float]
+    ) -> Request:
+        return Request(
+            url=link.url,
+            score=score,
+            depth=page.depth + 1,
+            parent_url=page.final_url or page.url,
+            anchor=link.anchor,
+            inherited=inherited,
+            reasons=reasons,
+        )
+
+
+class BfsStrategy(_Base):
+    """Breadth-first: ``score = -depth``, so the frontier's FIFO tie-break does the rest.
+
+    With topics, pages are still scored (for the harvest rate), but links are not.
+    """
+
+    name = "bfs"
+
+    def __init__(self, *, topics: Sequence[TopicProfile], options: StrategyOptions) -> None:
+        super().__init__(options=options)
+        self.scorer = _scorer(topics, options) if topics else None
+
+    @property
+    def topics(self) -> tuple[TopicVector, ...]:
+        """The topic vectors, empty when the crawl has no topics."""
+        return self.scorer.topics if self.scorer is not None else ()
+
+    def seeds(self, requests: Iterable[Request]) -> Iterable[Request]:
+        for request in requests:
+            yield dataclasses.replace(request, score=-float(request.depth))
+
+    def on_page(self, page: Page) -> StrategyResult:
+        depth = page.depth + 1
+        requests = tuple(
+            self._request(page, link, score=-float(depth), inherited=0.0, reasons={})
+            for link in self._links(page)
+        )
+        if self.scorer is None:
+            return StrategyResult(relevance=None, requests=requests)
+        score = _score(self.scorer, page)[0].score
+        return StrategyResult(score, requests, relevant=score >= self.options.threshold)
+
+
+class _Scoring(_Base):
+    """A strategy that scores pages against at least one topic."""
+
+    def __init__(self, *, topics: Sequence[TopicProfile], options: StrategyOptions) -> None:
+        super().__init__(options=options)
+        self.scorer = _scorer(topics, options)
+
+    @property
+    def topics(self) -> tuple[TopicVector, ...]:
+        """The topic vectors, with their history."""
+        return self.scorer.topics
+
+
+class BestFirstStrategy(_Scoring):
+    """Best-first: every link of a page is scored by the page's relevance."""
+
+    name = "best-first"
+
+    def on_page(self, page: Page) -> StrategyResult:
+        score = _score(self.scorer, page)[0].score
+        requests = tuple(
+            self._request(page, link, score=score, inherited=score, reasons={"page": score})
+            for link in self._links(page)
+        )
+        return StrategyResult(score, requests, relevant=score >= self.options.threshold)
+
+
+class SharkStrategy(_Scoring):
+    """Shark-search: the anchor, its context (the link block) and a decayed inherited score.
+
+    A child inherits ``decay * sim(parent)`` from a page with any similarity, else ``decay``
+    times the parent's own inherited score.
+    """
+
+    name = "shark"
+
+    def __init__(self, *, topics: Sequence[TopicProfile], options: SharkOptions) -> None:
+        super().__init__(topics=topics, options=options)
+        self.shark = options
+
+    def on_page(self, page: Page) -> StrategyResult:
+        similarity = _score(self.scorer, page)[0].score
+        o = self.shark
+        inherited = inherited_score(
+            parent_similarity=similarity,
+            parent_inherited=_inherited_of(page),
+            parent_relevant=similarity > 0.0,
+            decay=o.decay,
+        )
+        links = list(self._links(page))
+        blocks = {b: self.scorer.text_relevance(t) for b, t in block_texts(links).items()}
+        anchors: dict[str, float] = {}
+        requests = []
+        for link in links:
+            anchor = anchors.get(link.anchor)
+            if anchor is None:
+                anchor = anchors[link.anchor] = self.scorer.text_relevance(link.anchor)
+            context = blocks[link.block]
+            score = shark_potential(
+                inherited=inherited,
+                anchor=anchor,
+                context=context,
+                beta=o.anchor_weight,
+                gamma=o.inherited_weight,
+            )
+            reasons = {
+                "anchor": anchor,
+                "context": context,
+                "inherited": inherited,
+                "page": similarity,
+            }
+            requests.append(
+                self._request(page, link, score=score, inherited=inherited, reasons=reasons)
+            )
+        return StrategyResult(similarity, tuple(requests), relevant=similarity >= o.threshold)
+
+
+@dataclass(frozen=True, slots=True)
+class _Recent:
+    """A recently crawled page, as the threshold and topic update look back at it."""
+
+    page: Page
+    vector: SparseVector
+    score: float
+
+
+class FocusedStrategy(_Scoring):
+    """The focused strategy: link blocks, inherited scores, hub importance, a relevance
+    threshold that adapts to sampled precision, and a topic vector updated by GA + Rocchio.
+
+    For each page: relevance ``cos`` = best cosine to the topics; ``Hub(u)`` = its on-topic
+    links over the most seen on a page; ``pu = m1 * cos + (1 - m1) * Hub(u)``; each child
+    inherits ``a * pu`` if the page is relevant (``cos >= threshold``), else ``a`` times the
+    page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor`` with
+    ``anchor`` the cosine of its block's extended anchor text. Links under
+    ``link_ratio * threshold`` wait in a bounded candidate pool and are queued when the
+    threshold comes down (or on :meth:`on_idle`).
+    """
+
+    name = "focused"
+
+    def __init__(self, *, topics: Sequence[TopicProfile], options: FocusedOptions) -> None:
+        super().__init__(topics=topics, options=options)
+        self.focused = options
+        self.controller = ThresholdController(settings=options.threshold_settings())
+        self.judge = options.judge or ProfileJudge(scorer=self.scorer)
+        self.candidates = CandidatePool(capacity=options.max_candidates)
+        self._update = options.update_settings()
+        self._random = random.Random(options.seed)
+        self._ga_random = np.random.default_rng(options.seed)
+        self._recent: deque[_Recent] = deque(maxlen=options.window)
+        self._feedback = [deque[SparseVector](maxlen=options.window) for _ in self.scorer.topics]
+        self._relevant_since_update = [0] * len(self.scorer.topics)
+        self._most_on_topic = 0
+        self._pages = 0
+
+    @property
+    def threshold(self) -> float:
+        """The current page relevance threshold."""
+        return self.controller.value
+
+    @property
+    def link_threshold(self) -> float:
+        """The priority a link needs to be queued now."""
+        return self.focused.link_ratio * self.controller.value
+
+    def on_idle(self, limit: int) -> tuple[Request, ...]:
+        """The best held-back links, for an engine whose frontier ran dry."""
+        return tuple(self.candidates.take_best(limit))
+
+    def on_page(self, page: Page) -> StrategyResult:
+        scorer, o = self.scorer, self.focused
+        relevance, vector = _score(scorer, page)
+        similarity = relevance.score
+        relevant = similarity >= self.threshold
+        links = list(self._links(page))
+        blocks = {b: scorer.text_relevance(t) for b, t in block_texts(links).items()}
+        on_topic = sum(1 for link in links if blocks[link.block] > o.on_topic_anchor)
+        self._most_on_topic = max(self._most_on_topic, on_topic)
+        hub = hub_score(on_topic, self._most_on_topic)
+        importance = page_importance(similarity=similarity, hub=hub, m1=o.m1)
+        inherited = inherited_score(
+            parent_similarity=importance,
+            parent_inherited=_inherited_of(page),
+            parent_relevant=relevant,
+            decay=o.decay,
+        )
+        requests: list[Request] = []
+        bar = self.link_threshold
+        for link in links:
+            anchor = blocks[link.block]
+            score = link_priority(
+                inherited=inherited, anchor=anchor, inherited_weight=o.inherited_weight
+            )
+            reasons = {
+                "anchor": anchor,
+                "inherited": inherited,
+                "hub": hub,
+                "importance": importance,
+                "page": similarity,
+            }
+            if len(self.topics) > 1:
+                reasons["topic"] = float(relevance.topic)
+            request = self._request(page, link, score=score, inherited=inherited, reasons=reasons)
+            if score >= bar:
+                self.candidates.discard(link.url)
+                requests.append(request)
+            else:
+                self.candidates.add(request)
+        if page.duplicate_of is None:
+            requests.extend(self._learn(page, vector, relevance, relevant=relevant))
+        return StrategyResult(similarity, tuple(requests), relevant=relevant)
+
+    def _learn(
+        self, page: Page, vector: SparseVector, relevance: Relevance, *, relevant: bool
+    ) -> list[Request]:
+        """Look back at recent pages: adapt the threshold, update topic vectors. Returns the
+        held-back links a lower threshold lets through."""
+        o = self.focused
+        self._pages += 1
+        self._recent.append(_Recent(dataclasses.replace(page, links=()), vector, relevance.score))
+        before = self.threshold
+        if relevant:
+            self._feedback[relevance.topic].append(vector)
+            self._relevant_since_update[relevance.topic] += 1
+        if o.adaptive and self._pages % self.controller.settings.every == 0:
+            self._measure_precision()
+        if o.evolve and self._relevant_since_update[relevance.topic] >= o.update_every:
+            self._update_topic(relevance.topic)
+        if self.threshold < before:
+            return self.candidates.release(self.link_threshold)
+        return []
+
+    def _measure_precision(self) -> None:
+        accepted = [r.page for r in self._recent if r.score >= self.threshold]
+        settings = self.controller.settings
+        precision = sample_precision(
+            accepted, self.judge, size=settings.sample_size, rng=self._random
+        )
+        if precision is not None:
+            self.controller.observe(precision)
+
+    def _update_topic(self, index: int) -> None:
+        o = self.focused
+        self._relevant_since_update[index] = 0
+        topic = self.scorer.topics[index]
+        ranked = sorted(self._feedback[index], key=lambda v: cosine(v, topic.weights), reverse=True)
+        positives = ranked[: o.feedback]
+        negatives = sorted(
+            (r for r in self._recent if r.score < self.threshold), key=lambda r: r.score
+        )[: o.feedback]
+        update = update_topic(
+            topic.weights,
+            positives,
+            [r.vector for r in negatives],
+            keyword_ids=topic.keyword_ids,
+            settings=self._update,
+            rng=self._ga_random,
+        )
+        # Re-tune: the same share of recent pages as before stays over the threshold.
+        others = [t.weights for t in self.scorer.topics]
+        others[index] = update.weights
+        kept = sum(1 for r in self._recent if r.score >= self.threshold) / max(len(self._recent), 1)
+        rescored = [
+            _Recent(r.page, r.vector, max(cosine(r.vector, w) for w in others))
+            for r in self._recent
+        ]
+        self._recent = deque(rescored, maxlen=self._recent.maxlen)
+        self.controller.retune([r.score for r in rescored], keep_fraction=kept)
+        topic.update(update.weights, pages=self._pages, threshold=self.threshold)
+
+
+_Factory = Callable[[Sequence[TopicProfile], Mapping[str, object]], Strategy]
+
+
+def _bfs(topics: Sequence[TopicProfile], options: Mapping[str, object]) -> Strategy:
+    return BfsStrategy(topics=topics, options=build_options(StrategyOptions, options))
+
+
+def _best_first(topics: Sequence[TopicProfile], options: Mapping[str, object]) -> Strategy:
+    return BestFirstStrategy(topics=topics, options=build_options(StrategyOptions, options))
+
+
+def _shark(topics: Sequence[TopicProfile], options: Mapping[str, object]) -> Strategy:
+    return SharkStrategy(topics=topics, options=build_options(SharkOptions, options))
+
+
+def _focused(topics: Sequence[TopicProfile], options: Mapping[str, object]) -> Strategy:
+    return FocusedStrategy(topics=topics, options=build_options(FocusedOptions, options))
+
+
+_REGISTRY: dict[str, _Factory] = {
+    "bfs": _bfs,
+    "best-first": _best_first,
+    "shark": _shark,
+    "focused": _focused,
+}
+STRATEGY_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+
+
+def make_strategy(
+    name: str, *, topics: Sequence[str | TopicProfile], **options: object
+) -> Strategy:
+    """Build the strategy called ``name`` for ``topics`` (strings as :func:`parse_topic` reads
+    them, or profiles), with its keyword options.
+
+    Raises:
+        ConfigError: the name is unknown, a scoring strategy has no topics, a topic has no
+            keywords, or an option is unknown or invalid.
+    """
+    key = name.strip().lower().replace("_", "-")
+    factory = _REGISTRY.get(key)
+    if factory is None:
+        raise ConfigError(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGY_NAMES)}")
+    profiles = [t if isinstance(t, TopicProfile) else parse_topic(t) for t in topics]
+    if not profiles and key != "bfs":
+        raise ConfigError(f"strategy {key!r} needs at least one topic")
+    return factory(profiles, options)

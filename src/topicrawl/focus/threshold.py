@@ -1,0 +1,188 @@
+"""The adaptive relevance threshold: sampled precision, judged by a pluggable judge, moves it."""
+
+from __future__ import annotations
+
+import enum
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.core.models import Page
+from topicrawl.focus.relevance import TopicScorer
+from topicrawl.text.vectors import SparseVector, cosine, normalized
+
+__all__ = [
+    "Judge",
+    "ProfileJudge",
+    "ThresholdController",
+    "ThresholdMove",
+    "ThresholdSettings",
+    "sample_precision",
+]
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Says whether a page really is on topic: a person, a stronger model, a labelled set."""
+
+    def is_relevant(self, page: Page) -> bool: ...
+
+
+class ThresholdMove(enum.StrEnum):
+    """What one precision measurement did to the threshold."""
+
+    HOLD = "hold"
+    DOWN = "down"
+    UP = "up"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThresholdSettings:
+    """How the threshold adapts.
+
+    Args:
+        initial: the starting threshold (a cosine).
+        minimum, maximum: it never leaves this range.
+        step: how far one measurement moves it.
+        error: precision may fluctuate by less than this between two measurements and still
+            count as stable.
+        min_precision: a stable precision under this does not lower the threshold (a steadily
+            bad crawl should not be given a lower bar).
+        every: pages between two measurements.
+        sample_size: pages judged per measurement.
+    """
+
+    initial: float = 0.1
+    minimum: float = 0.01
+    maximum: float = 0.8
+    step: float = 0.01
+    error: float = 0.05
+    min_precision: float = 0.5
+    every: int = 50
+    sample_size: int = 10
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.minimum <= self.initial <= self.maximum <= 1.0:
+            raise ConfigError("threshold settings need 0 <= minimum <= initial <= maximum <= 1")
+        if self.step <= 0.0 or self.error < 0.0 or not 0.0 <= self.min_precision <= 1.0:
+            raise ConfigError("threshold step must be > 0, error >= 0, min_precision in [0, 1]")
+        if self.every < 1 or self.sample_size < 1:
+            raise ConfigError("threshold every and sample_size must be at least 1")
+
+
+class ThresholdController:
+    """Moves the relevance threshold from measured precision.
+
+    While two successive precisions differ by less than ``error`` (and precision is at least
+    ``min_precision``) the threshold steps down, to gain coverage; when precision swings, or
+    is steadily too low, it steps up. The first measurement only sets the baseline.
+    """
+
+    def __init__(self, *, settings: ThresholdSettings) -> None:
+        self.settings = settings
+        self._value = settings.initial
+        self._precisions: list[float] = []
+
+    @property
+    def value(self) -> float:
+        """The current threshold."""
+        return self._value
+
+    @property
+    def precisions(self) -> tuple[float, ...]:
+        """Every precision measured so far, oldest first."""
+        return tuple(self._precisions)
+
+    def observe(self, precision: float) -> ThresholdMove:
+        """Take one precision measurement and move the threshold accordingly."""
+        if not 0.0 <= precision <= 1.0:
+            raise ValueError(f"precision {precision} is not in [0, 1]")
+        previous = self._precisions[-1] if self._precisions else None
+        self._precisions.append(precision)
+        if previous is None:
+            return ThresholdMove.HOLD
+        s = self.settings
+        stable = abs(precision - previous) < s.error
+        if stable and precision >= s.min_precision:
+            return self._move(-s.step)
+        return self._move(s.step)
+
+    def retune(self, scores: Sequence[float], *, keep_fraction: float) -> float:
+        """Set the threshold so that ``keep_fraction`` of ``scores`` pass it (after the topic
+        vector changed, so the same share of recent pages stays relevant); returns it."""
+        if scores and keep_fraction > 0.0:
+            ranked = sorted(scores, reverse=True)
+            index = min(math.ceil(keep_fraction * len(ranked)), len(ranked)) - 1
+            self._value = self._clamp(ranked[index])
+        return self._value
+
+    def _move(self, delta: float) -> ThresholdMove:
+        before = self._value
+        self._value = self._clamp(before + delta)
+        if self._value < before:
+            return ThresholdMove.DOWN
+        if self._value > before:
+            return ThresholdMove.UP
+        return ThresholdMove.HOLD
+
+    def _clamp(self, value: float) -> float:
+        return min(max(value, self.settings.minimum), self.settings.maximum)
+
+
+def sample_precision(
+    pages: Sequence[Page], judge: Judge, *, size: int, rng: random.Random
+) -> float | None:
+    """The share of a random sample of ``pages`` (those the crawl called relevant) that the
+    judge agrees with; ``None`` when there is nothing to sample."""
+    if not pages:
+        return None
+    sample = rng.sample(list(pages), min(size, len(pages)))
+    return sum(1 for page in sample if judge.is_relevant(page)) / len(sample)
+
+
+class ProfileJudge:
+    """An unattended judge: full text (title counted ``title_weight`` times) against an
+    expanded profile (keywords, description, and the topic vector's current terms), plus
+    keyword coverage.
+
+    A page is relevant when, for some topic, ``0.5 * cosine + 0.5 * coverage >= threshold``,
+    where coverage is the share of the topic's keyword tokens found in the page. Being a
+    different scorer (title weight, coverage, description) from the crawl's own cosine, it
+    catches pages that match the topic vector by accident.
+    """
+
+    def __init__(
+        self, *, scorer: TopicScorer, threshold: float = 0.25, title_weight: int = 2
+    ) -> None:
+        self._scorer = scorer
+        self._threshold = threshold
+        self._title_weight = title_weight
+
+    def score(self, page: Page) -> float:
+        """The judge's score of ``page`` (best over the topics)."""
+        tokens = self._scorer.tokenizer.tokens
+        title = tokens(page.title)
+        body = tokens(page.text)
+        counts = self._scorer.model.counts([*title * self._title_weight, *body])
+        vector = self._scorer.model.weigh(counts)
+        best = 0.0
+        for topic in self._scorer.topics:
+            keywords = topic.keyword_ids
+            coverage = sum(1 for t in keywords if t in counts) / len(keywords) if keywords else 0.0
+            profile = _expanded(topic.initial_weights, topic.weights)
+            best = max(best, 0.5 * cosine(vector, profile) + 0.5 * coverage)
+        return best
+
+    def is_relevant(self, page: Page) -> bool:
+        return self.score(page) >= self._threshold
+
+
+def _expanded(initial: Mapping[int, float], current: Mapping[int, float]) -> SparseVector:
+    # The user's own profile stays in, whatever the topic update did; learned terms join it.
+    merged = dict(normalized(initial))
+    for term_id, weight in normalized(current).items():
+        merged[term_id] = max(merged.get(term_id, 0.0), weight)
+    return merged

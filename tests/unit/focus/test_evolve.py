@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.focus import (
+    GaSettings,
+    UpdateSettings,
+    crossover,
+    evolve,
+    mutate,
+    random_mutation,
+    rocchio,
+    roulette_select,
+    update_topic,
+)
+from topicrawl.focus.evolve import fitness, new_features
+
+
+def test_roulette_selection_is_proportional_to_fitness() -> None:
+    rng = np.random.default_rng(1)
+    picks = roulette_select(np.array([1.0, 3.0, 0.0]), rng, 20_000)
+    counts = np.bincount(picks, minlength=3) / len(picks)
+    assert counts[0] == pytest.approx(0.25, abs=0.02)
+    assert counts[1] == pytest.approx(0.75, abs=0.02)
+    assert counts[2] == 0.0
+
+
+def test_roulette_with_all_zero_fitness_is_uniform() -> None:
+    picks = roulette_select(np.zeros(4), np.random.default_rng(2), 8000)
+    assert np.bincount(picks, minlength=4) / 8000 == pytest.approx([0.25] * 4, abs=0.03)
+
+
+def test_single_point_crossover_swaps_the_tails() -> None:
+    a = np.array([1.0, 2.0, 3.0, 4.0])
+    b = np.array([5.0, 6.0, 7.0, 8.0])
+    first, second = crossover(a, b, 1)
+    assert first.tolist() == [1.0, 6.0, 7.0, 8.0]
+    assert second.tolist() == [5.0, 2.0, 3.0, 4.0]
+    assert a.tolist() == [1.0, 2.0, 3.0, 4.0]  # parents untouched
+    with pytest.raises(ValueError, match="crossover point"):
+        crossover(a, b, 4)
+
+
+def test_mutation_resets_one_gene_in_the_unit_range() -> None:
+    chromosome = np.full(6, 5.0)
+    assert mutate(chromosome, 2, 0.25).tolist() == [5.0, 5.0, 0.25, 5.0, 5.0, 5.0]
+    rng = np.random.default_rng(3)
+    positions = set()
+    for _ in range(200):
+        child = random_mutation(chromosome, rng)
+        changed = np.flatnonzero(child != chromosome)
+        assert len(changed) == 1
+        assert 0.0 <= child[changed[0]] <= 1.0
+        positions.add(int(changed[0]))
+    assert positions == set(range(6))
+
+
+def test_fitness_is_the_mean_cosine_to_the_feedback_pages() -> None:
+    feedback = np.array([[1.0, 0.0], [0.6, 0.8]])
+    norms = np.array([1.0, 1.0])
+    population = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    expected = [(1.0 + 0.6) / 2, (1 / math.sqrt(2) + 1.4 / math.sqrt(2)) / 2, 0.0]
+    assert fitness(population, feedback, norms) == pytest.approx(expected)
+
+
+def test_ga_improves_on_its_start_and_is_reproducible() -> None:
+    feedback = np.array([[0.9, 0.4, 0.1, 0.0], [0.8, 0.5, 0.0, 0.1], [0.7, 0.6, 0.2, 0.0]])
+    norms = np.linalg.norm(feedback, axis=1)
+    start = np.array([0.0, 0.0, 1.0, 1.0])
+    settings = GaSettings(population=20, max_generations=40)
+    one = evolve(feedback, norms, start, settings=settings, rng=np.random.default_rng(5))
+    two = evolve(feedback, norms, start, settings=settings, rng=np.random.default_rng(5))
+    assert one.best.tolist() == two.best.tolist()
+    start_fitness = fitness(start[None, :], feedback, norms)[0]
+    assert one.fitness > start_fitness
+    assert one.fitness > 0.9
+    assert 1 <= one.generations <= 40
+    assert len(one.mean_fitness) == one.generations
+    assert np.all((one.best >= 0.0) & (one.best <= 1.0))
+
+
+def test_ga_stops_when_mean_fitness_stops_rising() -> None:
+    # Every chromosome of a one-gene GA has fitness 1, so the mean never rises.
+    feedback = np.array([[1.0]])
+    result = evolve(
+        feedback,
+        np.array([1.0]),
+        np.array([0.5]),
+        settings=GaSettings(population=4, max_generations=50, patience=2),
+        rng=np.random.default_rng(0),
+    )
+    assert result.generations == 3
+
+
+def test_rocchio_step_hand_computed() -> None:
+    query = {0: 1.0, 1: 1.0}  # normalised: 0.7071 each
+    positive = {0: 3.0, 2: 4.0}  # normalised: 0.6, 0.8
+    negative = {1: 2.0}  # normalised: 1.0
+    moved = rocchio(query, positive, negative, alpha=1.0, beta=0.5, gamma=0.25)
+    root = 1 / math.sqrt(2)
+    assert moved == pytest.approx({0: root + 0.3, 1: root - 0.25, 2: 0.4})
+
+
+def test_rocchio_clips_negative_weights() -> None:
+    moved = rocchio({0: 1.0}, {0: 1.0}, {1: 1.0}, alpha=1.0, beta=1.0, gamma=1.0)
+    assert moved == {0: 2.0}
+
+
+def test_new_features_are_frequent_in_the_feedback() -> None:
+    feedback = [{0: 0.5, 7: 0.4, 8: 0.1}, {0: 0.5, 7: 0.2, 9: 0.9}, {7: 0.3, 8: 0.3}]
+    assert new_features({0}, feedback, count=5, min_share=0.5) == [7, 8]
+    assert new_features({0}, feedback, count=1, min_share=0.5) == [7]
+    assert new_features({0}, feedback, count=5, min_share=1.0) == [7]
+
+
+def test_update_topic_lets_a_frequent_feedback_word_in() -> None:
+    crawler, spider, frontier, pasta = 0, 1, 2, 3
+    positives = [
+        {crawler: 0.6, frontier: 0.8},
+        {crawler: 0.5, frontier: 0.7, spider: 0.5},
+        {crawler: 0.7, frontier: 0.7},
+    ]
+    negatives = [{pasta: 1.0}, {pasta: 0.8, spider: 0.6}]
+    update = update_topic(
+        {crawler: 1.0, spider: 1.0},
+        positives,
+        negatives,
+        keyword_ids={crawler, spider},
+        settings=UpdateSettings(ga=GaSettings(population=20)),
+        rng=np.random.default_rng(11),
+    )
+    assert update.added == (frontier,)
+    assert frontier in update.weights
+    assert max(update.weights.values()) == pytest.approx(1.0)
+    assert pasta not in update.weights
+    assert update.weights[spider] >= 0.1  # the user's keyword keeps its floor
+    assert update.ga.fitness > 0.5
+
+
+def test_update_topic_respects_max_features_and_keeps_keywords() -> None:
+    positives = [dict.fromkeys(range(10), 1.0) for _ in range(3)]
+    update = update_topic(
+        {0: 1.0},
+        positives,
+        [],
+        keyword_ids={0},
+        settings=UpdateSettings(new_features=9, max_features=4),
+        rng=np.random.default_rng(0),
+    )
+    assert len(update.weights) == 4
+    assert 0 in update.weights
+
+
+def test_invalid_ga_and_update_settings_are_config_errors() -> None:
+    with pytest.raises(ConfigError):
+        GaSettings(population=1)
+    with pytest.raises(ConfigError):
+        GaSettings(mutation_rate=1.5)
+    with pytest.raises(ConfigError):
+        UpdateSettings(alpha=-1.0)
+    with pytest.raises(ValueError, match="feedback"):
+        update_topic(
+            {0: 1.0},
+            [],
+            [],
+            keyword_ids={0},
+            settings=UpdateSettings(),
+            rng=np.random.default_rng(0),
+        )

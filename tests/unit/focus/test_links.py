@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import pytest
+
+from topicrawl.core.models import Link, Request
+from topicrawl.focus import (
+    CandidatePool,
+    block_texts,
+    hub_score,
+    inherited_score,
+    link_priority,
+    page_importance,
+    shark_potential,
+)
+
+
+def test_block_text_from_parser_or_joined_anchors() -> None:
+    links = [
+        Link("http://a/1", "web crawler", block=0, block_text="web crawler spider guide"),
+        Link("http://a/2", "spider guide", block=0, block_text="web crawler spider guide"),
+        Link("http://a/3", "recipes", block=1),
+        Link("http://a/4", "", block=1),
+        Link("http://a/5", "pasta", block=1),
+    ]
+    assert block_texts(links) == {0: "web crawler spider guide", 1: "recipes pasta"}
+
+
+def test_inherited_from_a_relevant_parent_is_decayed_similarity() -> None:
+    got = inherited_score(
+        parent_similarity=0.8, parent_inherited=0.3, parent_relevant=True, decay=0.5
+    )
+    assert got == pytest.approx(0.4)
+
+
+def test_inherited_through_an_irrelevant_parent_decays_its_inheritance() -> None:
+    got = inherited_score(
+        parent_similarity=0.8, parent_inherited=0.3, parent_relevant=False, decay=0.5
+    )
+    assert got == pytest.approx(0.15)
+    # Three off-topic hops in a row: 0.4 -> 0.2 -> 0.1 -> 0.05.
+    score = 0.4
+    for _ in range(3):
+        score = inherited_score(
+            parent_similarity=0.0, parent_inherited=score, parent_relevant=False, decay=0.5
+        )
+    assert score == pytest.approx(0.05)
+
+
+def test_link_priority_mixes_inherited_and_anchor() -> None:
+    assert link_priority(inherited=0.4, anchor=0.6, inherited_weight=0.3) == pytest.approx(
+        0.3 * 0.4 + 0.7 * 0.6
+    )
+    assert link_priority(inherited=0.4, anchor=0.6, inherited_weight=1.0) == pytest.approx(0.4)
+
+
+def test_hub_is_on_topic_links_over_the_most_seen() -> None:
+    assert hub_score(3, 12) == pytest.approx(0.25)
+    assert hub_score(12, 12) == 1.0
+    assert hub_score(0, 0) == 0.0
+
+
+def test_page_importance_weighs_cosine_and_hub() -> None:
+    assert page_importance(similarity=0.5, hub=0.25, m1=0.6) == pytest.approx(
+        0.6 * 0.5 + 0.4 * 0.25
+    )
+
+
+def test_shark_potential_when_the_anchor_matches() -> None:
+    # neighbourhood = 0.8 * 0.5 + 0.2 * 1 = 0.6; potential = 0.5 * 0.2 + 0.5 * 0.6 = 0.4
+    got = shark_potential(inherited=0.2, anchor=0.5, context=0.1, beta=0.8, gamma=0.5)
+    assert got == pytest.approx(0.4)
+
+
+def test_shark_potential_falls_back_to_the_context() -> None:
+    # neighbourhood = 0.8 * 0 + 0.2 * 0.3 = 0.06; potential = 0.5 * 0.2 + 0.5 * 0.06 = 0.13
+    got = shark_potential(inherited=0.2, anchor=0.0, context=0.3, beta=0.8, gamma=0.5)
+    assert got == pytest.approx(0.13)
+
+
+def _request(url: str, score: float) -> Request:
+    return Request(url=url, score=score)
+
+
+def test_pool_keeps_the_best_candidates_within_capacity() -> None:
+    pool = CandidatePool(capacity=2)
+    pool.add(_request("http://a/1", 0.1))
+    pool.add(_request("http://a/2", 0.3))
+    pool.add(_request("http://a/3", 0.2))  # evicts 0.1
+    pool.add(_request("http://a/4", 0.05))  # worse than everything held: dropped
+    assert len(pool) == 2
+    assert "http://a/1" not in pool
+    assert [r.url for r in pool.take_best(5)] == ["http://a/2", "http://a/3"]
+    assert len(pool) == 0
+
+
+def test_pool_keeps_one_entry_per_url_at_its_best_score() -> None:
+    pool = CandidatePool(capacity=10)
+    pool.add(_request("http://a/1", 0.1))
+    pool.add(_request("http://a/1", 0.4))
+    pool.add(_request("http://a/1", 0.2))
+    assert len(pool) == 1
+    assert pool.take_best(1)[0].score == 0.4
+
+
+def test_pool_releases_what_passes_a_lower_threshold() -> None:
+    pool = CandidatePool(capacity=10)
+    for index, score in enumerate([0.05, 0.2, 0.12, 0.01]):
+        pool.add(_request(f"http://a/{index}", score))
+    released = pool.release(0.1)
+    assert [r.score for r in released] == [0.2, 0.12]
+    assert len(pool) == 2
+    pool.discard("http://a/0")
+    assert [r.url for r in pool.release(0.0)] == ["http://a/3"]
+
+
+def test_pool_stays_bounded_under_churn() -> None:
+    pool = CandidatePool(capacity=50)
+    for index in range(5000):
+        pool.add(_request(f"http://a/{index}", (index * 7919 % 1000) / 1000))
+    assert len(pool) == 50
+    best = pool.take_best(50)
+    assert min(r.score for r in best) >= 0.95
+    assert len(pool._heap) <= 2 * 50 + 64 + 1
+
+
+def test_zero_capacity_pool_holds_nothing() -> None:
+    pool = CandidatePool(capacity=0)
+    pool.add(_request("http://a/1", 0.5))
+    assert len(pool) == 0

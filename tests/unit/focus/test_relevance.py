@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.core.models import Page
+from topicrawl.focus import TopicProfile, TopicScorer, page_relevance, parse_topic
+from topicrawl.focus.relevance import topic_weights
+from topicrawl.text import Tokenizer, Vocabulary
+
+
+def _page(text: str, title: str = "") -> Page:
+    return Page(
+        url="http://a/",
+        final_url="http://a/",
+        status=200,
+        depth=0,
+        fetched_at=0.0,
+        content_type="text/html",
+        title=title,
+        text=text,
+    )
+
+
+def test_parse_topic_reads_keywords_and_description() -> None:
+    topic = parse_topic("web crawler, spider；爬虫、frontier | programs that fetch the web")
+    assert topic.keywords == ("web crawler", "spider", "爬虫", "frontier")
+    assert topic.description == "programs that fetch the web"
+    assert topic.name == "web crawler, spider, 爬虫, frontier"
+
+
+def test_topic_without_keywords_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        parse_topic(" , ;| just a description")
+
+
+def test_keywords_weigh_one_and_description_words_less() -> None:
+    vocabulary = Vocabulary()
+    profile = TopicProfile(name="t", keywords=("crawler",), description="crawler fetches pages")
+    weights = topic_weights(
+        profile, tokenizer=Tokenizer(), vocabulary=vocabulary, description_weight=0.5
+    )
+    named = {vocabulary.term(t): w for t, w in weights.items()}
+    assert named == {"crawler": 1.0, "fetch": 0.5, "page": 0.5}
+
+
+def test_stopword_only_topic_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="stopwords"):
+        TopicScorer(topics=[parse_topic("the, and")])
+
+
+def test_page_relevance_is_the_best_topic_hand_computed() -> None:
+    page = {0: 0.6, 1: 0.8}
+    topics = [{0: 1.0}, {1: 1.0, 2: 1.0}, {3: 1.0}]
+    relevance = page_relevance(page, topics)
+    assert relevance.scores == pytest.approx((0.6, 0.8 / math.sqrt(2), 0.0))
+    assert relevance.topic == 0
+    assert relevance.score == pytest.approx(0.6)
+    assert page_relevance(page, []).topic == -1
+
+
+def test_scorer_on_the_first_page_is_a_plain_tf_cosine() -> None:
+    # With one document every idf is log(1.01), so the cosine is the tf cosine:
+    # page (crawler: 2, spider: 1) against topic (crawler: 1) -> 2 / sqrt(5).
+    scorer = TopicScorer(topics=[parse_topic("crawler")])
+    vector = scorer.page_vector(_page("crawler crawler spider"), learn=True)
+    assert scorer.relevance(vector).score == pytest.approx(2 / math.sqrt(5))
+    assert scorer.model.documents == 1
+
+
+def test_title_counts_toward_relevance() -> None:
+    scorer = TopicScorer(topics=[parse_topic("crawler")])
+    with_title = scorer.page_vector(_page("spider", title="Crawler"), learn=False)
+    assert scorer.relevance(with_title).score == pytest.approx(1 / math.sqrt(2))
+
+
+def test_chinese_keywords_are_kept_whole_in_pages() -> None:
+    scorer = TopicScorer(topics=[parse_topic("机器学习")])
+    assert "机器学习" in scorer.tokenizer.user_words
+    vector = scorer.page_vector(_page("我们研究机器学习"), learn=True)
+    assert scorer.relevance(vector).score > 0.5
+
+
+def test_multi_topic_relevance_names_the_best_topic() -> None:
+    scorer = TopicScorer(topics=[parse_topic("cooking, pasta"), parse_topic("crawler")])
+    vector = scorer.page_vector(_page("a crawler and a spider"), learn=True)
+    relevance = scorer.relevance(vector)
+    assert relevance.topic == 1
+    assert relevance.scores[0] == 0.0
+
+
+def test_topic_vector_keeps_its_history() -> None:
+    scorer = TopicScorer(topics=[parse_topic("crawler, spider")])
+    topic = scorer.topics[0]
+    assert topic.history[0].weights == (("crawler", 1.0), ("spider", 1.0))
+    web = scorer.model.vocabulary.id_of("web")
+    topic.update({**topic.weights, web: 0.5}, pages=20, threshold=0.12)
+    assert len(topic.history) == 2
+    assert topic.history[-1].pages == 20
+    assert topic.history[-1].threshold == 0.12
+    assert ("web", 0.5) in topic.history[-1].weights
+    assert topic.terms()[-1] == ("web", 0.5)
+    with pytest.raises(ValueError, match="zeros"):
+        topic.update({}, pages=21, threshold=None)
+
+
+def test_text_relevance_of_empty_text_is_zero() -> None:
+    scorer = TopicScorer(topics=[parse_topic("crawler")])
+    assert scorer.text_relevance("   ") == 0.0
+    assert scorer.text_relevance("crawler") == pytest.approx(1.0)

@@ -1,0 +1,424 @@
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.core.models import ErrorKind, FetchFailure, Link, Page, Request
+from topicrawl.focus import (
+    STRATEGY_NAMES,
+    BestFirstStrategy,
+    BfsStrategy,
+    FocusedStrategy,
+    ProfileJudge,
+    SharkStrategy,
+    make_strategy,
+)
+
+ROOT_HALF = 1 / math.sqrt(2)
+FIRST_PAGE = 2 / math.sqrt(5)  # "crawler crawler spider" vs topic "crawler" on a fresh collection
+
+
+def _page(
+    url: str,
+    text: str,
+    links: Sequence[Link] = (),
+    *,
+    depth: int = 0,
+    reasons: dict[str, float] | None = None,
+    duplicate_of: str | None = None,
+) -> Page:
+    return Page(
+        url=url,
+        final_url=url,
+        status=200,
+        depth=depth,
+        fetched_at=0.0,
+        content_type="text/html",
+        text=text,
+        links=tuple(links),
+        reasons=reasons or {},
+        duplicate_of=duplicate_of,
+    )
+
+
+def _focused(**options: object) -> FocusedStrategy:
+    strategy = make_strategy("focused", topics=["crawler"], **options)
+    assert isinstance(strategy, FocusedStrategy)
+    return strategy
+
+
+def _by_url(requests: Sequence[Request]) -> dict[str, Request]:
+    return {request.url: request for request in requests}
+
+
+# -- registry ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "cls"),
+    [
+        ("bfs", BfsStrategy),
+        ("best-first", BestFirstStrategy),
+        ("Best_First", BestFirstStrategy),
+        ("shark", SharkStrategy),
+        (" FOCUSED ", FocusedStrategy),
+    ],
+)
+def test_registry_builds_each_strategy(name: str, cls: type) -> None:
+    strategy = make_strategy(name, topics=["crawler"])
+    assert isinstance(strategy, cls)
+    assert strategy.name in STRATEGY_NAMES
+
+
+def test_unknown_strategy_is_a_config_error_naming_the_choices() -> None:
+    with pytest.raises(ConfigError, match="bfs, best-first, shark, focused"):
+        make_strategy("dfs", topics=[])
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "message"),
+    [
+        ("focused", {"decay": 1.5}, "decay"),
+        ("focused", {"decya": 0.5}, "unknown strategy option"),
+        ("focused", {"decay": "half"}, "wrong type"),
+        ("focused", {"window": True}, "wrong type"),
+        ("focused", {"ga_population": 1}, "population"),
+        ("shark", {"anchor_weight": -0.1}, "anchor_weight"),
+        ("bfs", {"decay": 0.5}, "unknown strategy option"),
+        ("bfs", {"user_words": "abc"}, "wrong type"),
+        ("focused", {"judge": object()}, "wrong type"),
+    ],
+)
+def test_bad_options_are_config_errors(name: str, options: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        make_strategy(name, topics=["crawler"], **options)
+
+
+def test_scoring_strategies_need_topics_but_bfs_does_not() -> None:
+    for name in ("best-first", "shark", "focused"):
+        with pytest.raises(ConfigError, match="topic"):
+            make_strategy(name, topics=[])
+    assert make_strategy("bfs", topics=[]).name == "bfs"
+
+
+def test_options_of_the_right_kind_are_accepted() -> None:
+    strategy = make_strategy(
+        "focused", topics=["crawler"], decay=1, user_words=["网络爬虫"], adaptive=False
+    )
+    assert isinstance(strategy, FocusedStrategy)
+    assert strategy.focused.decay == 1.0
+    assert "网络爬虫" in strategy.scorer.tokenizer.user_words
+
+
+# -- shared behaviour ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", STRATEGY_NAMES)
+def test_nofollow_self_and_repeated_links_are_skipped(name: str) -> None:
+    links = [
+        Link("http://a/1", "crawler"),
+        Link("http://a/1", "again"),
+        Link("http://a/", "home"),
+        Link("http://a/2", "crawler", nofollow=True),
+    ]
+    page = _page("http://a/", "crawler", links)
+    strategy = make_strategy(name, topics=["crawler"])
+    assert [r.url for r in strategy.on_page(page).requests] == ["http://a/1"]
+    following = make_strategy(name, topics=["crawler"], follow_nofollow=True)
+    assert {r.url for r in following.on_page(page).requests} == {"http://a/1", "http://a/2"}
+
+
+@pytest.mark.parametrize("name", STRATEGY_NAMES)
+def test_requests_carry_provenance(name: str) -> None:
+    page = _page("http://a/", "crawler", [Link("http://b/x", "a crawler")], depth=2)
+    (request,) = make_strategy(name, topics=["crawler"]).on_page(page).requests
+    assert request.depth == 3
+    assert request.parent_url == "http://a/"
+    assert request.anchor == "a crawler"
+
+
+@pytest.mark.parametrize("name", STRATEGY_NAMES)
+def test_errors_schedule_nothing(name: str) -> None:
+    strategy = make_strategy(name, topics=["crawler"])
+    failure = FetchFailure(url="http://a/", kind=ErrorKind.TIMEOUT, message="slow", at=0.0)
+    assert list(strategy.on_error(Request(url="http://a/"), failure)) == []
+
+
+# -- bfs -------------------------------------------------------------------------------------
+
+
+def test_bfs_scores_minus_depth() -> None:
+    strategy = make_strategy("bfs", topics=[])
+    seeds = list(strategy.seeds([Request(url="http://a/"), Request(url="http://b/", depth=2)]))
+    assert [s.score for s in seeds] == [0.0, -2.0]
+    page = _page("http://a/", "anything", [Link("http://a/1", "x")], depth=1)
+    result = strategy.on_page(page)
+    assert result.relevance is None
+    assert not result.relevant
+    assert result.requests[0].score == -2.0
+
+
+def test_bfs_with_topics_still_reports_relevance() -> None:
+    strategy = make_strategy("bfs", topics=["crawler"], threshold=0.5)
+    result = strategy.on_page(_page("http://a/", "crawler crawler spider"))
+    assert result.relevance == pytest.approx(FIRST_PAGE)
+    assert result.relevant
+
+
+# -- best-first --------------------------------------------------------------------------
+
+
+def test_best_first_scores_links_by_the_page() -> None:
+    strategy = make_strategy("best-first", topics=["crawler"])
+    seeds = list(strategy.seeds([Request(url="http://a/")]))
+    assert seeds[0].score == 1.0
+    assert seeds[0].reasons == {"seed": 1.0}
+    links = [Link("http://a/1", "cooking"), Link("http://a/2", "crawler")]
+    result = strategy.on_page(_page("http://a/", "crawler crawler spider", links))
+    assert [r.score for r in result.requests] == pytest.approx([FIRST_PAGE] * 2)
+    assert result.requests[0].reasons == {"page": pytest.approx(FIRST_PAGE)}
+
+
+# -- shark -------------------------------------------------------------------------------------
+
+
+def test_shark_scores_hand_computed() -> None:
+    strategy = make_strategy("shark", topics=["crawler"])
+    links = [
+        Link("http://a/1", "crawler", block=0, block_text="crawler news"),
+        Link("http://a/2", "news", block=0, block_text="crawler news"),
+    ]
+    result = strategy.on_page(_page("http://a/", "crawler crawler spider", links))
+    inherited = 0.5 * FIRST_PAGE
+    first, second = result.requests
+    # anchor matches: neighbourhood = 0.8 * 1 + 0.2 * 1 = 1
+    assert first.score == pytest.approx(0.5 * inherited + 0.5 * 1.0)
+    # anchor misses: neighbourhood = 0.2 * cos("crawler news") = 0.2 / sqrt(2)
+    assert second.score == pytest.approx(0.5 * inherited + 0.5 * 0.2 * ROOT_HALF)
+    assert second.reasons == pytest.approx(
+        {"anchor": 0.0, "context": ROOT_HALF, "inherited": inherited, "page": FIRST_PAGE}
+    )
+
+
+def test_shark_inherits_through_off_topic_pages() -> None:
+    strategy = make_strategy("shark", topics=["crawler"])
+    page = _page(
+        "http://a/", "cooking pasta", [Link("http://a/1", "pasta")], reasons={"inherited": 0.4}
+    )
+    (request,) = strategy.on_page(page).requests
+    assert request.inherited == pytest.approx(0.2)
+    assert request.score == pytest.approx(0.5 * 0.2)
+
+
+# -- focused ---------------------------------------------------------------------------------
+
+
+def test_focused_scores_hand_computed() -> None:
+    strategy = _focused()
+    links = [
+        Link("http://a/1", "crawler news", block=0),
+        Link("http://a/2", "cooking", block=1),
+    ]
+    result = strategy.on_page(_page("http://a/", "crawler crawler spider", links))
+    assert result.relevance == pytest.approx(FIRST_PAGE)
+    assert result.relevant
+    # One on-topic link, the most seen: Hub = 1; pu = 0.7 cos + 0.3 Hub; inherited = 0.5 pu.
+    importance = 0.7 * FIRST_PAGE + 0.3 * 1.0
+    inherited = 0.5 * importance
+    by_url = _by_url(result.requests)
+    assert by_url["http://a/1"].score == pytest.approx(0.5 * inherited + 0.5 * ROOT_HALF)
+    assert by_url["http://a/2"].score == pytest.approx(0.5 * inherited)
+    assert by_url["http://a/1"].inherited == pytest.approx(inherited)
+    assert by_url["http://a/1"].reasons == pytest.approx(
+        {
+            "anchor": ROOT_HALF,
+            "inherited": inherited,
+            "hub": 1.0,
+            "importance": importance,
+            "page": FIRST_PAGE,
+        }
+    )
+
+
+def test_focused_block_anchor_text_is_every_links_anchor_score() -> None:
+    strategy = _focused()
+    block = "crawler guide cooking tips"
+    links = [
+        Link("http://a/1", "crawler guide", block=3, block_text=block),
+        Link("http://a/2", "cooking tips", block=3, block_text=block),
+    ]
+    first, second = strategy.on_page(_page("http://a/", "crawler", links)).requests
+    assert first.reasons["anchor"] == second.reasons["anchor"] == pytest.approx(0.5)
+    assert first.score == second.score
+
+
+def test_focused_decays_through_off_topic_pages_and_holds_weak_links_back() -> None:
+    strategy = _focused(adaptive=False, evolve=False)
+    strategy.on_page(_page("http://x/", "crawler crawler spider"))
+    # An off-topic page reached with inherited 0.2: children inherit 0.1, anchors score 0.
+    page = _page(
+        "http://a/", "cooking pasta", [Link("http://a/1", "pasta")], reasons={"inherited": 0.2}
+    )
+    (request,) = strategy.on_page(page).requests
+    assert request.inherited == pytest.approx(0.1)
+    assert request.score == pytest.approx(0.05)
+    assert strategy.link_threshold == pytest.approx(0.05)
+    # One more off-topic hop: priority 0.025 is under the bar, so the link is held back.
+    deeper = _page(
+        "http://a/1",
+        "pasta sauce",
+        [Link("http://a/9", "sauce")],
+        depth=1,
+        reasons=dict(request.reasons),
+    )
+    assert strategy.on_page(deeper).requests == ()
+    assert "http://a/9" in strategy.candidates
+    assert [r.url for r in strategy.on_idle(10)] == ["http://a/9"]
+    assert len(strategy.candidates) == 0
+
+
+def test_focused_hub_counts_against_the_most_seen() -> None:
+    strategy = _focused(adaptive=False, evolve=False)
+    many = [Link(f"http://a/{i}", "crawler", block=i) for i in range(4)]
+    strategy.on_page(_page("http://a/", "crawler", many))
+    one = [Link("http://b/1", "crawler"), Link("http://b/2", "football", block=1)]
+    requests = strategy.on_page(_page("http://b/", "crawler", one)).requests
+    assert requests[0].reasons["hub"] == pytest.approx(1 / 4)
+
+
+def test_focused_names_the_topic_when_there_are_several() -> None:
+    strategy = make_strategy("focused", topics=["cooking", "crawler"])
+    page = _page("http://a/", "crawler", [Link("http://a/1", "x")])
+    (request,) = strategy.on_page(page).requests
+    assert request.reasons["topic"] == 1.0
+
+
+def test_duplicates_do_not_count_in_collection_statistics() -> None:
+    strategy = _focused()
+    strategy.on_page(_page("http://a/", "crawler spider"))
+    strategy.on_page(_page("http://b/", "crawler spider", duplicate_of="http://a/"))
+    assert strategy.scorer.model.documents == 1
+
+
+class _Judge:
+    """Answers from a script, one answer per page judged."""
+
+    def __init__(self, answers: Iterator[bool]) -> None:
+        self.answers = answers
+
+    def is_relevant(self, page: Page) -> bool:
+        return next(self.answers)
+
+
+def _always(value: bool) -> Iterator[bool]:
+    while True:
+        yield value
+
+
+def _alternating() -> Iterator[bool]:
+    while True:
+        yield True
+        yield False
+
+
+def test_threshold_comes_down_while_precision_is_stable_and_releases_links() -> None:
+    strategy = _focused(
+        judge=_Judge(_always(True)),
+        judge_every=2,
+        sample_size=2,
+        threshold=0.3,
+        step=0.1,
+        link_ratio=1.0,
+        evolve=False,
+    )
+    # An off-topic page with inherited 0.5: its link scores 0.5 * 0.25 = 0.125 < 0.3.
+    page = _page("http://z/", "pasta", [Link("http://z/1", "pasta")], reasons={"inherited": 0.5})
+    assert strategy.on_page(page).requests == ()
+    released: list[Request] = []
+    for i in range(6):
+        released += strategy.on_page(_page(f"http://a/{i}", "crawler spider")).requests
+    assert strategy.threshold < 0.3
+    assert strategy.controller.precisions == (1.0, 1.0, 1.0)
+    assert [r.url for r in released] == ["http://z/1"]
+    assert released[0].score == pytest.approx(0.125)
+
+
+def test_threshold_goes_up_when_precision_swings() -> None:
+    strategy = _focused(
+        judge=_Judge(_alternating()),
+        judge_every=2,
+        sample_size=1,
+        threshold=0.3,
+        step=0.1,
+        evolve=False,
+    )
+    for i in range(8):
+        strategy.on_page(_page(f"http://a/{i}", "crawler spider"))
+    assert strategy.controller.precisions == (1.0, 0.0, 1.0, 0.0)
+    assert strategy.threshold == pytest.approx(0.6)
+
+
+def test_default_judge_is_the_profile_judge() -> None:
+    assert isinstance(_focused().judge, ProfileJudge)
+
+
+def test_topic_vector_learns_from_relevant_pages() -> None:
+    strategy = _focused(adaptive=False, update_every=3, feedback=3, threshold=0.2)
+    for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe", "opera"]):
+        strategy.on_page(_page(f"http://n/{i}", text))
+    for i in range(3):
+        strategy.on_page(_page(f"http://a/{i}", f"crawler frontier queue politeness item{i}"))
+    topic = strategy.topics[0]
+    assert len(topic.history) == 2
+    terms = dict(topic.terms())
+    assert terms["crawler"] > 0
+    assert {"frontier", "queue", "politeness"} & set(terms)
+    assert "pasta" not in terms
+    assert topic.history[-1].pages == 7
+    assert topic.history[-1].threshold == strategy.threshold
+
+
+def test_same_seed_same_decisions() -> None:
+    def run() -> list[tuple[str, float]]:
+        strategy = _focused(update_every=2, feedback=2, judge_every=3)
+        out = []
+        for i in range(12):
+            text = "crawler frontier" if i % 3 else "cooking pasta crawler"
+            links = [Link(f"http://a/{i}/{j}", f"crawler {j}") for j in range(3)]
+            out += [
+                (r.url, r.score)
+                for r in strategy.on_page(_page(f"http://a/{i}", text, links)).requests
+            ]
+        return out
+
+    assert run() == run()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    text=st.text(max_size=200),
+    anchors=st.lists(st.tuples(st.text(max_size=30), st.integers(0, 3)), max_size=8),
+    inherited=st.floats(0, 1),
+)
+def test_focused_scores_stay_in_range_on_any_input(
+    text: str, anchors: list[tuple[str, int]], inherited: float
+) -> None:
+    strategy = _focused(judge_every=2, update_every=2, feedback=2)
+    links = [
+        Link(f"http://a/{i}", anchor, block=block) for i, (anchor, block) in enumerate(anchors)
+    ]
+    for step in range(3):
+        page = _page(
+            f"http://p/{step}", text + " crawler" * step, links, reasons={"inherited": inherited}
+        )
+        result = strategy.on_page(page)
+        assert result.relevance is not None
+        assert 0.0 <= result.relevance <= 1.0 + 1e-9
+        for request in result.requests:
+            assert 0.0 <= request.score <= 1.0 + 1e-9
+            assert all(0.0 <= v <= 1.0 + 1e-9 for v in request.reasons.values())
