@@ -1,0 +1,219 @@
+"""Export stored pages as JSON Lines, CSV or WARC: one record per page, in fetch order.
+
+Every format carries the same fields (:data:`EXPORT_FIELDS`); ``fetched_at`` is ISO 8601 in
+UTC. CSV cells are written as stored: a spreadsheet may treat a hostile title that starts with
+``=`` as a formula, so open exported CSV as text, or prefer JSONL.
+"""
+
+from __future__ import annotations
+
+import csv
+import http
+import io
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import IO, Any, BinaryIO, Protocol, TextIO, runtime_checkable
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from topicrawl.core.models import Page
+from topicrawl.core.protocols import Storage
+from topicrawl.storage.rows import ArchivedPage
+
+__all__ = [
+    "EXPORT_FIELDS",
+    "ArchiveSource",
+    "export_csv",
+    "export_jsonl",
+    "export_warc",
+    "iso_utc",
+    "page_record",
+]
+
+EXPORT_FIELDS: tuple[str, ...] = (
+    "url",
+    "final_url",
+    "status",
+    "fetched_at",
+    "title",
+    "content_type",
+    "lang",
+    "relevance",
+    "score",
+    "depth",
+    "parent_url",
+    "content_hash",
+    "duplicate_of",
+    "size",
+)
+
+# Response headers that described the body on the wire: the stored body is already decoded
+# and de-chunked, so they would misdescribe it in the archive.
+_WIRE_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length"})
+_WARC_PREFIX = "WARC-Topicrawl-"
+
+
+@runtime_checkable
+class ArchiveSource(Protocol):
+    """A storage that can hand back pages with their kept raw bodies and headers."""
+
+    def iter_archived(self) -> AsyncIterator[ArchivedPage]: ...
+
+
+def iso_utc(timestamp: float) -> str:
+    """``timestamp`` (seconds since the epoch) as ISO 8601 in UTC, e.g. ``2024-05-01T12:00:00Z``."""
+    moment = datetime.fromtimestamp(timestamp, tz=UTC)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def page_record(page: Page) -> dict[str, Any]:
+    """The exported fields of ``page``, in :data:`EXPORT_FIELDS` order."""
+    return {
+        "url": page.url,
+        "final_url": page.final_url,
+        "status": page.status,
+        "fetched_at": iso_utc(page.fetched_at),
+        "title": page.title,
+        "content_type": page.content_type,
+        "lang": page.lang,
+        "relevance": page.relevance,
+        "score": page.score,
+        "depth": page.depth,
+        "parent_url": page.parent_url,
+        "content_hash": page.content_hash,
+        "duplicate_of": page.duplicate_of,
+        "size": page.size,
+    }
+
+
+async def export_jsonl(storage: Storage, out: TextIO, *, with_text: bool = False) -> int:
+    """Write one JSON object per page and line; return how many were written.
+
+    Args:
+        with_text: also write each page's extracted ``text``.
+    """
+    written = 0
+    async for page in storage.iter_pages():
+        record = page_record(page)
+        if with_text:
+            record["text"] = page.text
+        out.write(json.dumps(record, ensure_ascii=False))
+        out.write("\n")
+        written += 1
+    return written
+
+
+async def export_csv(storage: Storage, out: TextIO) -> int:
+    """Write a header row and one row per page; return how many pages were written.
+
+    Empty cells stand for missing values (``None``). Open ``out`` with ``newline=""``.
+    """
+    writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS, lineterminator="\r\n")
+    writer.writeheader()
+    written = 0
+    async for page in storage.iter_pages():
+        writer.writerow(page_record(page))
+        written += 1
+    return written
+
+
+async def export_warc(storage: Storage, out: BinaryIO, *, gzip: bool = True) -> int:
+    """Write a WARC/1.1 file with one record per page; return how many were written.
+
+    A page whose raw body and headers were kept (``SqlStorage(keep_body=True)``) becomes a
+    ``response`` record holding the HTTP status line, the headers and the body as fetched, with
+    ``Content-Encoding``/``Transfer-Encoding`` dropped and ``Content-Length`` set, since the
+    body was stored after decompression. Any other page becomes a ``resource`` record of its
+    *extracted text* (``text/plain; charset=utf-8``), not the original bytes: such an archive
+    documents what was crawled but cannot be replayed as the original site.
+
+    Every record carries the page's metadata in ``WARC-Topicrawl-*`` headers (requested URL,
+    status, depth, parent URL, relevance, title, content hash, duplicate-of). The record's
+    ``WARC-Target-URI`` is the final URL after redirects; ``WARC-Date`` is the fetch time.
+    """
+    writer = WARCWriter(out, gzip=gzip, warc_version="1.1")
+    written = 0
+    async for item in _archived(storage):
+        writer.write_record(_warc_record(writer, item))
+        written += 1
+    return written
+
+
+async def _archived(storage: Storage) -> AsyncIterator[ArchivedPage]:
+    if isinstance(storage, ArchiveSource):
+        async for item in storage.iter_archived():
+            yield item
+        return
+    async for page in storage.iter_pages():
+        yield ArchivedPage(page=page, body=None, headers=None)
+
+
+def _header_value(value: object) -> str:
+    """A WARC header value on one line (titles can hold any characters)."""
+    return " ".join(str(value).split())
+
+
+def _warc_headers(page: Page) -> dict[str, str]:
+    headers = {
+        "WARC-Date": iso_utc(page.fetched_at),
+        f"{_WARC_PREFIX}Requested-URI": page.url,
+        f"{_WARC_PREFIX}Status": str(page.status),
+        f"{_WARC_PREFIX}Depth": str(page.depth),
+        f"{_WARC_PREFIX}Title": page.title,
+        f"{_WARC_PREFIX}Content-Type": page.content_type,
+    }
+    optional = {
+        "Parent-URI": page.parent_url,
+        "Relevance": page.relevance,
+        "Content-Hash": page.content_hash,
+        "Duplicate-Of": page.duplicate_of,
+    }
+    headers.update({_WARC_PREFIX + k: str(v) for k, v in optional.items() if v is not None})
+    return {name: _header_value(value) for name, value in headers.items()}
+
+
+def _http_headers(status: int, headers: Mapping[str, str], length: int) -> StatusAndHeaders:
+    try:
+        reason = http.HTTPStatus(status).phrase
+    except ValueError:
+        reason = "Unknown"
+    kept: Iterable[tuple[str, str]] = (
+        (_header_value(name), _header_value(value))
+        for name, value in headers.items()
+        if name.lower() not in _WIRE_HEADERS
+    )
+    return StatusAndHeaders(
+        f"{status} {reason}",
+        [*kept, ("Content-Length", str(length))],
+        protocol="HTTP/1.1",
+    )
+
+
+def _warc_record(writer: WARCWriter, item: ArchivedPage) -> Any:
+    page = item.page
+    target = page.final_url or page.url
+    warc_headers = _warc_headers(page)
+    payload: IO[bytes]
+    if item.body is not None:
+        headers = item.headers or {"Content-Type": page.content_type}
+        payload = io.BytesIO(item.body)
+        return writer.create_warc_record(
+            target,
+            "response",
+            payload=payload,
+            length=len(item.body),
+            http_headers=_http_headers(page.status, headers, len(item.body)),
+            warc_headers_dict=warc_headers,
+        )
+    data = page.text.encode("utf-8", "replace")
+    payload = io.BytesIO(data)
+    return writer.create_warc_record(
+        target,
+        "resource",
+        payload=payload,
+        length=len(data),
+        warc_content_type="text/plain; charset=utf-8",
+        warc_headers_dict=warc_headers,
+    )

@@ -1,0 +1,610 @@
+"""Crawl storage on SQLite or PostgreSQL through one SQLAlchemy async code path.
+
+Pages and failures are buffered in memory and written in batches by a background task: when
+``batch_size`` pages are waiting, every ``flush_interval`` seconds, on :meth:`SqlStorage.flush`
+and on :meth:`SqlStorage.close`. Each batch is one transaction. Reads (counts, iteration) flush
+first, so they see every write made before them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from sqlalchemy import Row, func, insert, select, text, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql.expression import Executable
+
+from topicrawl.core.errors import StorageError
+from topicrawl.core.models import FetchFailure, Link, Page
+from topicrawl.storage.buffer import WriteBuffer
+from topicrawl.storage.errors import with_retries
+from topicrawl.storage.hashes import HashFilter
+from topicrawl.storage.migrations import migrate
+from topicrawl.storage.rows import (
+    ArchivedPage,
+    PendingPage,
+    PreparedBatch,
+    StoredRun,
+    clean,
+    decode_body,
+    failure_from_row,
+    headers_from_row,
+    link_from_row,
+    page_from_row,
+    prepare_batch,
+    run_from_row,
+)
+from topicrawl.storage.schema import failures, links, pages, runs
+from topicrawl.storage.statements import Statements, write_batch
+from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine, parse_target
+
+__all__ = ["SqlStorage", "StorageStats"]
+
+_log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+# Rows read per query when iterating pages and failures, and when loading content hashes.
+_READ_CHUNK = 500
+_HASH_CHUNK = 20_000
+
+_PAGE_FIELDS = [column for column in pages.columns if column.name not in {"body", "headers"}]
+
+
+@dataclass(frozen=True, slots=True)
+class StorageStats:
+    """Counters of a storage's writes since it opened.
+
+    ``last_flush_seconds`` and ``max_flush_seconds`` time one batch transaction each (row
+    preparation included); ``buffered_pages`` are saved but not yet written.
+    """
+
+    pages_written: int
+    failures_written: int
+    batches: int
+    buffered_pages: int
+    buffered_failures: int
+    last_flush_seconds: float
+    max_flush_seconds: float
+    total_flush_seconds: float
+
+
+class SqlStorage:
+    """The :class:`~topicrawl.core.protocols.Storage` on SQLite (default) or PostgreSQL.
+
+    Args:
+        url: a SQLite file path (or ``sqlite:///path``) or a ``postgresql://`` URL, optionally
+            with ``?schema=name`` (see :mod:`topicrawl.storage.target`).
+        batch_size: pages per write transaction; a full batch is written at once.
+        flush_interval: seconds between background writes of a partial batch.
+        keep_body: keep each page's raw body (zlib-compressed) and response headers, as passed
+            to :meth:`save_page`; WARC export writes them as ``response`` records.
+        busy_timeout: seconds a SQLite writer waits for another process's lock before
+            :class:`~topicrawl.core.errors.DatabaseLocked`.
+        connect_timeout: seconds to connect to PostgreSQL.
+        retries: attempts after the first for an operation whose connection dropped.
+        retry_backoff: seconds before the first retry; doubled each time (at most 5 s).
+        hash_filter: answer most :meth:`find_content_hash` misses from an in-memory Bloom
+            filter of the stored hashes (loaded at open) instead of the database. ``None``
+            (default) means on for SQLite, off for PostgreSQL, whose database other workers
+            write to as well.
+
+    Raises:
+        ConfigError: ``url`` is malformed or names an unsupported database.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        batch_size: int = 200,
+        flush_interval: float = 1.0,
+        keep_body: bool = False,
+        busy_timeout: float = 5.0,
+        connect_timeout: float = 10.0,
+        retries: int = 4,
+        retry_backoff: float = 0.25,
+        hash_filter: bool | None = None,
+    ) -> None:
+        if batch_size < 1 or flush_interval <= 0 or retries < 0 or retry_backoff < 0:
+            raise ValueError(
+                "batch_size must be >= 1, flush_interval > 0, retries and retry_backoff >= 0"
+            )
+        self._target: DatabaseTarget = parse_target(url)
+        self._batch_size = batch_size
+        self._flush_interval = flush_interval
+        self._keep_body = keep_body
+        self._busy_timeout = busy_timeout
+        self._connect_timeout = connect_timeout
+        self._retries = retries
+        self._retry_backoff = retry_backoff
+        # Past this many buffered pages, save_page waits for a write instead of growing memory.
+        self._max_buffered = batch_size * 8
+
+        self._engine: AsyncEngine | None = None
+        self._writer: AsyncEngine | None = None
+        self._reader: AsyncEngine | None = None
+        self._statements: Statements | None = None
+        self._flusher: asyncio.Task[None] | None = None
+        self._closing: asyncio.Future[None] | None = None
+        self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._stopping = False
+        self._closed = False
+        self._error: StorageError | None = None
+
+        self._buffer = WriteBuffer()
+        use_filter = self._target.dialect == "sqlite" if hash_filter is None else hash_filter
+        self._hashes: HashFilter | None = HashFilter() if use_filter else None
+
+        self._pages_written = 0
+        self._failures_written = 0
+        self._batches = 0
+        self._last_flush = 0.0
+        self._max_flush = 0.0
+        self._total_flush = 0.0
+
+    @property
+    def target(self) -> DatabaseTarget:
+        """The parsed database location."""
+        return self._target
+
+    @property
+    def stats(self) -> StorageStats:
+        """A snapshot of the write counters."""
+        return StorageStats(
+            pages_written=self._pages_written,
+            failures_written=self._failures_written,
+            batches=self._batches,
+            buffered_pages=self._buffer.page_count,
+            buffered_failures=self._buffer.failure_count,
+            last_flush_seconds=self._last_flush,
+            max_flush_seconds=self._max_flush,
+            total_flush_seconds=self._total_flush,
+        )
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect, apply missing migrations and start the background writer.
+
+        Raises:
+            DatabaseLocked: another process holds the SQLite database.
+            DatabaseCorrupt: the SQLite file is not a usable database.
+            StorageError: the database cannot be reached or migrated.
+        """
+        if self._closed:
+            raise StorageError(f"storage {self._target.display} was closed; make a new one")
+        if self._engine is not None:
+            return
+        engine = create_engine(
+            self._target, busy_timeout=self._busy_timeout, connect_timeout=self._connect_timeout
+        )
+        writer = engine.execution_options(**{WRITE_OPTION: True})
+        try:
+            # No retries: an unreachable or locked database at start is reported at once.
+            await self._attempt("opening the database", partial(self._migrate, writer), retries=0)
+        except BaseException:
+            await engine.dispose()
+            raise
+        self._engine, self._writer = engine, writer
+        # PostgreSQL reads run in autocommit: no BEGIN/ROLLBACK round trips around a SELECT.
+        # (SQLite reads already skip BEGIN; its driver's isolation level must stay untouched.)
+        self._reader = (
+            engine.execution_options(isolation_level="AUTOCOMMIT")
+            if self._target.dialect == "postgresql"
+            else engine
+        )
+        if self._hashes is not None:
+            try:
+                await self._attempt("loading content hashes", self._load_hashes)
+            except BaseException:
+                self._engine = self._writer = self._reader = None
+                await engine.dispose()
+                raise
+        self._statements = Statements(engine.dialect)
+        self._start_flusher()
+
+    def _start_flusher(self) -> None:
+        self._flusher = asyncio.create_task(self._flush_loop(), name="topicrawl-storage-writer")
+        self._flusher.add_done_callback(self._flusher_done)
+
+    async def _migrate(self, writer: AsyncEngine) -> None:
+        async with writer.begin() as connection:
+            if self._target.schema is not None:
+                await connection.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtext(:name))"),
+                    {"name": f"topicrawl schema {self._target.schema}"},
+                )
+                await connection.execute(
+                    text(f'CREATE SCHEMA IF NOT EXISTS "{self._target.schema}"')
+                )
+            applied = await migrate(connection)
+        if applied:
+            _log.info("storage %s migrated to schema version %s", self._target.display, applied[-1])
+
+    async def _load_hashes(self) -> None:
+        assert self._hashes is not None
+        last_id = 0
+        while True:
+            statement = (
+                select(pages.c.id, pages.c.content_hash)
+                .where(pages.c.id > last_id, pages.c.content_hash.is_not(None))
+                .order_by(pages.c.id)
+                .limit(_HASH_CHUNK)
+            )
+            rows = await self._read(statement)
+            if not rows:
+                return
+            for row in rows:
+                self._hashes.add(row.content_hash)
+            last_id = rows[-1].id
+
+    async def close(self) -> None:
+        """Write everything buffered, stop the background writer and disconnect.
+
+        New saves are refused from the moment close starts; a second call waits for the
+        first to finish.
+
+        Raises:
+            StorageError: the last writes failed; the message says how much was not written.
+        """
+        self._closed = True
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._shut_down())
+        # Shielded: a caller cancelled while closing must not cut the final write short.
+        await asyncio.shield(self._closing)
+
+    async def _shut_down(self) -> None:
+        engine = self._engine
+        if engine is None:
+            return
+        self._stopping = True
+        self._wake.set()
+        if self._flusher is not None:
+            await asyncio.wait([self._flusher])
+        try:
+            await self._drain()
+        except StorageError as exc:
+            raise type(exc)(
+                f"{exc} ({self._buffer.page_count} pages and {self._buffer.failure_count} "
+                "failures were not written)"
+            ) from exc
+        finally:
+            self._engine = self._writer = self._reader = None
+            await engine.dispose()
+
+    # -- writes ----------------------------------------------------------------------------
+
+    async def start_run(self, *, name: str, config: str) -> int:
+        """Record the start of a crawl run and return its id."""
+        statement = (
+            insert(runs)
+            .values(name=clean(name), started_at=time.time(), config=clean(config))
+            .returning(runs.c.id)
+        )
+
+        async def write() -> int:
+            async with self._write_engine().begin() as connection:
+                return int((await connection.execute(statement)).scalar_one())
+
+        return await self._attempt("starting a run", write)
+
+    async def finish_run(self, run_id: int, *, stats: str) -> None:
+        """Write what is buffered, then record the end of run ``run_id`` with its stats.
+
+        Raises:
+            StorageError: there is no run ``run_id``.
+        """
+        await self.flush()
+        statement = (
+            update(runs)
+            .where(runs.c.id == run_id)
+            .values(finished_at=time.time(), stats=clean(stats))
+        )
+
+        async def write() -> int:
+            async with self._write_engine().begin() as connection:
+                return (await connection.execute(statement)).rowcount
+
+        if await self._attempt(f"finishing run {run_id}", write) == 0:
+            raise StorageError(f"there is no run {run_id} in {self._target.display}")
+
+    async def save_page(
+        self,
+        page: Page,
+        *,
+        run_id: int,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Buffer ``page`` for writing; it replaces any stored page with the same URL.
+
+        A page saved again keeps its place in fetch order. ``body`` (the raw response body
+        after HTTP decompression) and ``headers`` (the response headers) are stored only when
+        the storage keeps bodies (``keep_body=True``), for WARC export.
+
+        Raises:
+            StorageError: an earlier background write failed and has not yet succeeded on
+                retry (the buffered pages are kept), or the storage is not open.
+        """
+        self._check_writable()
+        if self._buffer.page_count >= self._max_buffered:
+            await self.flush()
+        self._buffer.add_page(PendingPage(page=page, run_id=run_id, body=body, headers=headers))
+        if self._hashes is not None and page.content_hash is not None:
+            self._hashes.add(clean(page.content_hash))
+        if self._buffer.page_count >= self._batch_size:
+            self._wake.set()
+
+    async def save_failure(self, failure: FetchFailure, *, run_id: int) -> None:
+        """Buffer a failed fetch for writing.
+
+        Raises:
+            StorageError: as for :meth:`save_page`.
+        """
+        self._check_writable()
+        if self._buffer.failure_count >= self._max_buffered:
+            await self.flush()
+        self._buffer.add_failure(failure, run_id)
+        if self._buffer.failure_count >= self._batch_size:
+            self._wake.set()
+
+    async def flush(self) -> None:
+        """Write everything buffered so far, one transaction per batch.
+
+        Raises:
+            StorageError: a batch could not be written; it stays buffered for a later flush.
+        """
+        self._check_open()
+        await self._drain()
+
+    def _check_open(self) -> None:
+        if self._closed or self._engine is None:
+            raise self._not_open()
+
+    def _not_open(self) -> StorageError:
+        state = "is closed" if self._closed else "is not open: call open() first"
+        return StorageError(f"storage {self._target.display} {state}")
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self._flusher is not None and self._flusher.done() and not self._stopping:
+            # It died of an unexpected error (logged and recorded by _flusher_done).
+            self._start_flusher()
+        if self._error is not None:
+            raise type(self._error)(
+                f"an earlier write failed and is being retried ({self._buffer.page_count} "
+                f"pages buffered): {self._error}"
+            )
+
+    # Not _check_open: close() still writes through these while refusing new saves.
+    def _write_engine(self) -> AsyncEngine:
+        if self._writer is None:
+            raise self._not_open()
+        return self._writer
+
+    def _read_engine(self) -> AsyncEngine:
+        if self._reader is None:
+            raise self._not_open()
+        return self._reader
+
+    async def _flush_loop(self) -> None:
+        while not self._stopping:
+            try:
+                async with asyncio.timeout(self._flush_interval):
+                    await self._wake.wait()
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            if self._stopping or not self._buffer:
+                continue
+            try:
+                await self._drain()
+            except StorageError as exc:
+                self._error = exc
+                _log.error(
+                    "storage write failed; %d pages and %d failures stay buffered and will be "
+                    "retried: %s",
+                    self._buffer.page_count,
+                    self._buffer.failure_count,
+                    exc,
+                    exc_info=exc,
+                )
+                # Wait a full interval before trying again, even if batches are full.
+                await asyncio.sleep(self._flush_interval)
+
+    def _flusher_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            self._error = StorageError("the storage background writer was cancelled")
+            return
+        exc = task.exception()
+        if exc is not None:
+            _log.error("the storage background writer stopped", exc_info=exc)
+            self._error = StorageError(f"the storage background writer stopped: {exc!r}")
+
+    async def _drain(self) -> None:
+        async with self._lock:
+            # Only what is buffered now: under a steady stream of saves a flush still ends.
+            rounds = max(
+                math.ceil(self._buffer.page_count / self._batch_size),
+                math.ceil(self._buffer.failure_count / self._batch_size),
+            )
+            for _ in range(rounds):
+                await self._write_next_batch()
+            self._error = None
+
+    async def _write_next_batch(self) -> None:
+        taken, taken_failures = self._buffer.take(self._batch_size)
+        started = time.perf_counter()
+        try:
+            batch = await asyncio.to_thread(
+                prepare_batch, taken, taken_failures, keep_body=self._keep_body
+            )
+            await self._attempt(
+                f"writing {len(taken)} pages and {len(taken_failures)} failures",
+                partial(self._write_batch, batch),
+            )
+        except BaseException:
+            self._buffer.restore(taken, taken_failures)
+            raise
+        elapsed = time.perf_counter() - started
+        self._buffer.committed(taken)
+        self._pages_written += len(batch.page_rows)
+        self._failures_written += len(taken_failures)
+        self._batches += 1
+        self._last_flush = elapsed
+        self._max_flush = max(self._max_flush, elapsed)
+        self._total_flush += elapsed
+
+    async def _write_batch(self, batch: PreparedBatch) -> None:
+        statements = self._statements
+        assert statements is not None
+        async with self._write_engine().begin() as connection:
+            await write_batch(connection, statements, batch)
+
+    # -- reads -----------------------------------------------------------------------------
+
+    async def find_content_hash(self, content_hash: str) -> str | None:
+        """The URL of the first page stored (or buffered) with ``content_hash``, if any.
+
+        When that page is itself marked a duplicate, the page it duplicates is returned.
+        """
+        self._check_open()
+        holder = self._buffer.hash_holder(content_hash)
+        if holder is not None:
+            return holder
+        if self._hashes is not None and clean(content_hash) not in self._hashes:
+            return None
+        statements = self._statements
+        assert statements is not None
+        parameters = (clean(content_hash),)
+
+        async def read() -> str | None:
+            # Driver SQL compiled once: this runs once per crawled page.
+            async with self._read_engine().connect() as connection:
+                result = await connection.exec_driver_sql(statements.find_hash, parameters)
+                row = result.first()
+            if row is None:
+                return None
+            return str(row.duplicate_of or row.url)
+
+        return await self._attempt("looking up a content hash", read)
+
+    async def get_run(self, run_id: int) -> StoredRun | None:
+        """The stored run ``run_id``, or ``None`` when there is none."""
+        statement = select(runs).where(runs.c.id == run_id)
+        rows = await self._attempt(f"reading run {run_id}", partial(self._read, statement))
+        return run_from_row(rows[0]._mapping) if rows else None
+
+    async def count_pages(self) -> int:
+        """How many pages are stored (after writing what is buffered)."""
+        await self.flush()
+
+        async def read() -> int:
+            async with self._read_engine().connect() as connection:
+                return int((await connection.execute(select(func.count(pages.c.id)))).scalar_one())
+
+        return await self._attempt("counting pages", read)
+
+    async def iter_pages(self, *, with_links: bool = False) -> AsyncIterator[Page]:
+        """Every stored page in fetch order, read in chunks (after writing what is buffered)."""
+        async for page, _ in self._iter_page_rows(with_links=with_links, with_body=False):
+            yield page
+
+    async def iter_archived(self) -> AsyncIterator[ArchivedPage]:
+        """Every stored page in fetch order with its kept raw body and headers, if any."""
+        async for page, row in self._iter_page_rows(with_links=False, with_body=True):
+            yield ArchivedPage(
+                page=page, body=decode_body(row["body"]), headers=headers_from_row(row)
+            )
+
+    async def iter_failures(self) -> AsyncIterator[FetchFailure]:
+        """Every stored failure in the order saved (after writing what is buffered)."""
+        await self.flush()
+        last_id = 0
+        while True:
+            statement = (
+                select(failures)
+                .where(failures.c.id > last_id)
+                .order_by(failures.c.id)
+                .limit(_READ_CHUNK)
+            )
+            rows = await self._attempt("reading failures", partial(self._read, statement))
+            if not rows:
+                return
+            for row in rows:
+                yield failure_from_row(row._mapping)
+            last_id = rows[-1].id
+
+    async def _iter_page_rows(
+        self, *, with_links: bool, with_body: bool
+    ) -> AsyncIterator[tuple[Page, Mapping[Any, Any]]]:
+        await self.flush()
+        columns = [*_PAGE_FIELDS, pages.c.body, pages.c.headers] if with_body else _PAGE_FIELDS
+        last_id = 0
+        while True:
+            statement = (
+                select(*columns).where(pages.c.id > last_id).order_by(pages.c.id).limit(_READ_CHUNK)
+            )
+            rows = await self._attempt("reading pages", partial(self._read, statement))
+            if not rows:
+                return
+            page_links: dict[int, list[Link]] = {}
+            if with_links:
+                page_links = await self._attempt(
+                    "reading links", partial(self._read_links, rows[0].id, rows[-1].id)
+                )
+            for row in rows:
+                mapping = row._mapping
+                found = page_links.get(row.id)
+                yield page_from_row(mapping, tuple(found) if found else ()), mapping
+            last_id = rows[-1].id
+
+    async def _read(self, statement: Executable) -> Sequence[Row[Any]]:
+        async with self._read_engine().connect() as connection:
+            return (await connection.execute(statement)).all()
+
+    async def _read_links(self, first_id: int, last_id: int) -> dict[int, list[Link]]:
+        statement = (
+            select(links)
+            .where(links.c.page_id.between(first_id, last_id))
+            .order_by(links.c.page_id, links.c.position)
+        )
+        found: dict[int, list[Link]] = {}
+        for row in await self._read(statement):
+            found.setdefault(row.page_id, []).append(link_from_row(row._mapping))
+        return found
+
+    # -- errors ----------------------------------------------------------------------------
+
+    async def _attempt(
+        self, doing: str, operation: Callable[[], Awaitable[_T]], *, retries: int | None = None
+    ) -> _T:
+        return await with_retries(
+            operation,
+            target=self._target,
+            doing=doing,
+            retries=self._retries if retries is None else retries,
+            backoff=self._retry_backoff,
+        )

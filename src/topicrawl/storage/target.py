@@ -1,0 +1,210 @@
+"""Where storage lives: parse a storage URL and build the async engine for it.
+
+Accepted forms:
+
+- a SQLite file path (``crawl.db``, ``~/data/crawl.db``), or ``sqlite:///path`` (also
+  ``sqlite+aiosqlite:///path``);
+- ``postgresql://user:password@host:port/database`` (also ``postgres://`` and
+  ``postgresql+asyncpg://``). Query parameters: ``schema=name`` keeps the tables in that
+  PostgreSQL schema (created when missing) instead of ``public``; ``application_name=name``
+  labels the connections in ``pg_stat_activity`` (default ``topicrawl``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import URL, Connection, event, make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from topicrawl.core.errors import ConfigError, StorageError
+
+__all__ = ["WRITE_OPTION", "DatabaseTarget", "create_engine", "parse_target"]
+
+_log = logging.getLogger(__name__)
+
+# Execution option that marks a write transaction; on SQLite it begins with BEGIN IMMEDIATE, so
+# a writer takes the write lock up front instead of failing to upgrade a read lock later.
+WRITE_OPTION = "topicrawl_write"
+
+_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseTarget:
+    """A parsed storage URL.
+
+    ``display`` names the database for people (a path, or ``host:port/database``) and never
+    holds a password.
+    """
+
+    dialect: Literal["sqlite", "postgresql"]
+    url: URL
+    display: str
+    path: Path | None = None
+    host: str | None = None
+    schema: str | None = None
+    application_name: str = "topicrawl"
+
+
+def parse_target(url: str) -> DatabaseTarget:
+    """Parse a storage URL or SQLite path.
+
+    Raises:
+        ConfigError: the URL is malformed, names another database or driver, or an in-memory
+            SQLite database (which the storage's several connections could not share).
+    """
+    if not url.strip():
+        raise ConfigError("the storage URL is empty: give a SQLite file path or postgresql:// URL")
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme in {"postgresql", "postgres", "postgresql+asyncpg"}:
+        return _postgres_target(url)
+    if scheme in {"sqlite", "sqlite+aiosqlite"}:
+        try:
+            database = make_url(url).database or ""
+        except ArgumentError as exc:
+            raise ConfigError(f"storage URL {url!r} is malformed: {exc}") from exc
+        return _sqlite_target(database)
+    if scheme:
+        raise ConfigError(
+            f"storage URL scheme {scheme!r} is not supported: use a SQLite file path, "
+            "sqlite:///path, or postgresql://host/database"
+        )
+    return _sqlite_target(url)
+
+
+def _sqlite_target(database: str) -> DatabaseTarget:
+    if not database or database == ":memory:" or database.startswith("file::memory:"):
+        raise ConfigError(
+            "storage needs a SQLite file path: an in-memory database is not shared between "
+            "connections"
+        )
+    path = Path(database).expanduser()
+    sa_url = URL.create("sqlite+aiosqlite", database=str(path))
+    return DatabaseTarget(dialect="sqlite", url=sa_url, display=str(path), path=path)
+
+
+def _postgres_target(url: str) -> DatabaseTarget:
+    try:
+        parsed = make_url(url.replace("postgres://", "postgresql://", 1))
+    except ArgumentError as exc:
+        raise ConfigError(f"storage URL is malformed: {exc}") from exc
+    query = dict(parsed.query)
+    schema_value = query.pop("schema", None)
+    app_value = query.pop("application_name", "topicrawl")
+    if isinstance(schema_value, tuple) or isinstance(app_value, tuple):
+        raise ConfigError("the storage URL gives ?schema= or ?application_name= more than once")
+    if schema_value is not None and not _SCHEMA_NAME.fullmatch(schema_value):
+        raise ConfigError(
+            f"PostgreSQL schema name {schema_value!r} must be letters, digits and underscores, "
+            "not starting with a digit, at most 63 characters"
+        )
+    sa_url = parsed.set(drivername="postgresql+asyncpg", query=query)
+    host = parsed.host or "localhost"
+    display = f"{host}:{parsed.port or 5432}/{parsed.database or ''}"
+    return DatabaseTarget(
+        dialect="postgresql",
+        url=sa_url,
+        display=display,
+        host=host,
+        schema=schema_value,
+        application_name=app_value,
+    )
+
+
+def create_engine(
+    target: DatabaseTarget, *, busy_timeout: float, connect_timeout: float
+) -> AsyncEngine:
+    """Build the async engine: aiosqlite with WAL for SQLite, an asyncpg pool for PostgreSQL.
+
+    Raises:
+        ConfigError: the driver for the target is not installed, or the SQLite path is a
+            directory.
+        StorageError: the SQLite file's directory cannot be created.
+    """
+    if target.dialect == "sqlite":
+        return _sqlite_engine(target, busy_timeout=busy_timeout)
+    connect_args: dict[str, Any] = {
+        "timeout": connect_timeout,
+        "server_settings": {"application_name": target.application_name},
+    }
+    if target.schema is not None:
+        connect_args["server_settings"]["search_path"] = target.schema
+    try:
+        return create_async_engine(
+            target.url,
+            pool_size=5,
+            max_overflow=10,
+            # No pre-ping (a round trip per checkout): storage retries an operation whose
+            # connection turns out dead, and SQLAlchemy then recycles the whole pool.
+            pool_pre_ping=False,
+            pool_recycle=1800,
+            connect_args=connect_args,
+        )
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            "PostgreSQL storage needs asyncpg: pip install 'topicrawl[postgres]'"
+        ) from exc
+
+
+def _sqlite_engine(target: DatabaseTarget, *, busy_timeout: float) -> AsyncEngine:
+    path = target.path
+    if path is not None:
+        # Checked here because aiosqlite, when the connect itself fails, leaves a thread that
+        # reports back to the event loop later, possibly after the loop is gone.
+        if path.is_dir():
+            raise ConfigError(f"SQLite database path {path} is a directory: give a file path")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot create the directory for SQLite database {path}: {exc}"
+            ) from exc
+    engine = create_async_engine(target.url, connect_args={"timeout": busy_timeout})
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        try:
+            _set_pragmas(dbapi_connection, target, busy_timeout)
+        except BaseException:
+            # The pool drops a connection whose set-up failed without closing it; an unclosed
+            # aiosqlite connection keeps a thread that may outlive the event loop.
+            dbapi_connection.close()
+            raise
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _begin(connection: Connection) -> None:
+        # Reads run without BEGIN: each SELECT is then its own consistent snapshot, and a
+        # lookup costs fewer round trips to aiosqlite's thread.
+        if connection.get_execution_options().get(WRITE_OPTION):
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def _set_pragmas(dbapi_connection: Any, target: DatabaseTarget, busy_timeout: float) -> None:
+    """WAL, NORMAL sync, foreign keys and the busy timeout; transactions left to SQLAlchemy."""
+    # Hand transaction control to SQLAlchemy (the engine's "begin" hook): the sqlite3
+    # module's legacy mode would run DDL outside the migration transaction.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        row = cursor.fetchone()
+        if row is None or str(row[0]).lower() != "wal":
+            _log.warning(
+                "SQLite database %s could not switch to WAL (journal mode %s): readers "
+                "will block the writer",
+                target.display,
+                row[0] if row else None,
+            )
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+    finally:
+        cursor.close()

@@ -1,0 +1,161 @@
+"""SQLite failures a user meets: a file another process holds, a file that is not a database."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from topicrawl.core.errors import ConfigError, DatabaseCorrupt, DatabaseLocked, StorageError
+from topicrawl.core.models import Page
+from topicrawl.storage import SqlStorage
+
+# Another process that takes the write lock, says so, and holds it until its stdin closes.
+_HOLDER = """
+import sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+connection.execute("ROLLBACK")
+"""
+
+
+def page(n: int) -> Page:
+    return Page(
+        url=f"https://example.org/{n}",
+        final_url=f"https://example.org/{n}",
+        status=200,
+        depth=0,
+        fetched_at=1_700_000_000.0,
+        content_type="text/html",
+        title=f"page {n}",
+    )
+
+
+class LockHolder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> LockHolder:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(self.path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        assert self.process.stdout.readline().strip() == "locked"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.process is not None
+        self.process.communicate(timeout=10)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "crawl.db"
+
+
+async def test_a_file_that_is_not_a_database_is_reported_as_corrupt(db_path: Path) -> None:
+    db_path.write_bytes(b"this is not SQLite, just some text\n" * 200)
+
+    with pytest.raises(DatabaseCorrupt, match="is not a usable SQLite database") as caught:
+        await SqlStorage(str(db_path)).open()
+
+    assert str(db_path) in str(caught.value)
+    # Nothing was written over the user's file.
+    assert db_path.read_bytes() == b"this is not SQLite, just some text\n" * 200
+
+
+async def test_a_database_held_by_another_process_is_reported_as_locked(db_path: Path) -> None:
+    first = SqlStorage(str(db_path))
+    await first.open()
+    await first.close()
+
+    with LockHolder(db_path), pytest.raises(DatabaseLocked) as caught:
+        await SqlStorage(str(db_path), busy_timeout=0.2).open()
+
+    assert "another process holds it" in str(caught.value)
+    assert str(db_path) in str(caught.value)
+
+
+async def test_a_fresh_file_locked_by_another_process_is_reported_as_locked(
+    db_path: Path,
+) -> None:
+    with LockHolder(db_path), pytest.raises(DatabaseLocked, match="another process"):
+        await SqlStorage(str(db_path), busy_timeout=0.2).open()
+
+
+async def test_a_write_blocked_by_another_process_keeps_its_batch(db_path: Path) -> None:
+    storage = SqlStorage(str(db_path), busy_timeout=0.2, flush_interval=30.0)
+    await storage.open()
+    try:
+        await storage.save_page(page(1), run_id=1)
+        with LockHolder(db_path), pytest.raises(DatabaseLocked, match="another process"):
+            await storage.flush()
+        assert storage.stats.buffered_pages == 1
+
+        await storage.flush()
+
+        assert [p.url async for p in storage.iter_pages()] == [page(1).url]
+    finally:
+        await storage.close()
+
+
+async def test_a_failed_background_write_is_reported_then_retried(
+    db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage = SqlStorage(str(db_path), busy_timeout=0.1, flush_interval=0.05, batch_size=1)
+    await storage.open()
+    try:
+        with LockHolder(db_path), caplog.at_level(logging.ERROR, logger="topicrawl.storage"):
+            await storage.save_page(page(1), run_id=1)
+            # The background writer meets the lock; the next save hears about it.
+            with pytest.raises(DatabaseLocked, match="earlier write failed"):
+                await save_until_refused(storage, page(2))
+        assert any("storage write failed" in r.getMessage() for r in caplog.records)
+
+        await storage.flush()
+        assert [p.url async for p in storage.iter_pages()] == [page(1).url, page(2).url]
+    finally:
+        await storage.close()
+
+
+async def test_close_says_what_it_could_not_write(db_path: Path) -> None:
+    storage = SqlStorage(str(db_path), busy_timeout=0.1, flush_interval=30.0)
+    await storage.open()
+    await storage.save_page(page(1), run_id=1)
+
+    with LockHolder(db_path), pytest.raises(DatabaseLocked, match="1 pages and 0 failures"):
+        await storage.close()
+
+
+async def save_until_refused(storage: SqlStorage, again: Page) -> None:
+    for _ in range(500):
+        await storage.save_page(again, run_id=1)
+        await asyncio.sleep(0.01)
+
+
+async def test_a_directory_is_not_a_database_path(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a directory"):
+        await SqlStorage(str(tmp_path)).open()
+
+
+async def test_a_database_under_a_file_is_a_storage_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StorageError, match="cannot create the directory"):
+        await SqlStorage(str(tmp_path / "file" / "crawl.db")).open()
+
+
+async def test_the_database_directory_is_created(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "dir" / "crawl.db"
+    async with SqlStorage(str(path)) as storage:
+        await storage.save_page(page(1), run_id=1)
+    assert path.is_file()
