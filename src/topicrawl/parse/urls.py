@@ -14,6 +14,7 @@ from w3lib.url import canonicalize_url, safe_url_string
 
 __all__ = [
     "TRACKING_PARAMS",
+    "InvalidUrl",
     "Scope",
     "canonicalize",
     "fingerprint",
@@ -50,10 +51,21 @@ class InvalidUrl(ValueError):
 # Already canonical: lower-case scheme and host, no default port, no fragment, no query, and a
 # path of plain characters without dot segments. Most links of real sites look like this, and
 # the full w3lib path costs ~40 us a URL, which dominates a fast crawl.
+# The host has no trailing dot; the port has no leading zero and is under 10000 (so it is valid),
+# and is not 80 or 443 (which could be the scheme's default); rarer forms take the slow path.
+# Path segments are separated by exactly one "/", and the quantifiers are possessive: a
+# pattern where segments could be split two ways backtracks exponentially on a URL that
+# almost matches (a long segment followed by "?" or "%").
+# ";" is left out: the slow path treats it as the start of path parameters ("/a;" -> "/a").
+_PATH_CHAR = r"[A-Za-z0-9\-_~!$'()*+,=:@]"
+_SEGMENT = rf"{_PATH_CHAR}++(?:\.{_PATH_CHAR}++)*+"
 _PLAIN = re.compile(
-    r"https?://[a-z0-9][a-z0-9.\-]*(?::(?!80/|443/)[0-9]{1,5})?"
-    r"/(?:[A-Za-z0-9\-_~!$'()*+,;=:@]+(?:\.[A-Za-z0-9\-_~!$'()*+,;=:@]+)*/?)*"
+    r"https?://[a-z0-9](?:[a-z0-9.\-]*[a-z0-9\-])?(?::(?!80/|443/)[1-9][0-9]{0,3})?"
+    rf"/(?:{_SEGMENT}(?:/{_SEGMENT})*+/?)?"
 )
+
+
+_STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def canonicalize(url: str) -> str:
@@ -65,17 +77,15 @@ def canonicalize(url: str) -> str:
     Raises:
         InvalidUrl: not an absolute http(s) URL with a host.
     """
-    if _PLAIN.fullmatch(url) and not url.startswith("https://") or _plain_https(url):
+    if _PLAIN.fullmatch(url) is not None:
         return url
-    return _canonicalize_slow(url.strip())
+    url = url.strip()
+    if len(url) > _MAX_CACHED_CHARS:
+        return _canonicalize_uncached(url)
+    return _canonicalize_slow(url)
 
 
-def _plain_https(url: str) -> bool:
-    return url.startswith("https://") and _PLAIN.fullmatch(url) is not None and ":443/" not in url
-
-
-@lru_cache(maxsize=32768)
-def _canonicalize_slow(url: str) -> str:
+def _canonicalize_uncached(url: str) -> str:
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -87,6 +97,8 @@ def _canonicalize_slow(url: str) -> str:
     if any(ch in parts.hostname for ch in " \t\r\n<>\"'{}|\\^`"):
         raise InvalidUrl(f"invalid host in URL: {url[:200]!r}")
     host = parts.hostname.lower().rstrip(".")
+    if not host:
+        raise InvalidUrl(f"no host in URL: {url[:200]!r}")
     try:
         host = host.encode("idna").decode("ascii") if not host.isascii() else host
     except UnicodeError as exc:
@@ -104,7 +116,17 @@ def _canonicalize_slow(url: str) -> str:
         ]
         query = "&".join(kept)
     rebuilt = f"{scheme}://{netloc}{parts.path or '/'}" + (f"?{query}" if query else "")
+    # A "%" that starts no escape is escaped itself; left alone, w3lib can join it with the
+    # characters an escape after it decodes to ("%a%41" -> "%aA"), and a second pass changes
+    # the URL again.
+    rebuilt = _STRAY_PERCENT.sub("%25", rebuilt)
     return canonicalize_url(safe_url_string(rebuilt), keep_fragments=False)
+
+
+# Only URLs up to _MAX_CACHED_CHARS are cached, which bounds the cache's memory whatever URLs
+# a hostile site hands out.
+_MAX_CACHED_CHARS = 512
+_canonicalize_slow = lru_cache(maxsize=32768)(_canonicalize_uncached)
 
 
 def fingerprint(url: str) -> int:
@@ -169,9 +191,7 @@ class Scope:
         except re.error as err:
             raise ValueError(f"invalid scope pattern {err.pattern!r}: {err}") from err
         domains = frozenset(d.strip().lower().rstrip(".") for d in allowed_domains if d.strip())
-        return cls(
-            allowed_domains=domains, include=inc, exclude=exc, max_url_length=max_url_length
-        )
+        return cls(allowed_domains=domains, include=inc, exclude=exc, max_url_length=max_url_length)
 
     def host_allowed(self, host: str) -> bool:
         if not self.allowed_domains:
