@@ -36,7 +36,7 @@ from topicrawl.core.models import (
 from topicrawl.core.protocols import Fetcher, Frontier, Storage, Strategy
 from topicrawl.parse.urls import Scope, host_of
 
-__all__ = ["CrawlLimits", "Crawler", "HostPolicy", "RobotsRules"]
+__all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "HostPolicy"]
 
 log = logging.getLogger(__name__)
 
@@ -62,38 +62,39 @@ class CrawlLimits:
     checkpoint_interval: float = 1.0
 
 
-class RobotsRules(Protocol):
-    """What the crawl loop needs of robots.txt handling."""
+class CrawlDelays(Protocol):
+    """Where a host's robots.txt Crawl-delay comes from."""
 
-    async def allowed(self, url: str) -> bool: ...
-
-    async def crawl_delay(self, host: str) -> float | None: ...
+    async def crawl_delay(self, url: str) -> float | None: ...
 
 
 class HostPolicy:
-    """robots.txt and Crawl-delay, looked up once per host (the frontier keeps the delay).
+    """Applies each host's robots.txt Crawl-delay to the frontier, once per host.
+
+    robots.txt allow/disallow is the fetcher's job (it must check every redirect hop too);
+    this only makes the frontier space a host's requests as its robots.txt asks.
 
     Args:
-        robots: the robots.txt rules, or None to ignore robots.txt.
+        delays: the robots.txt source, or None when robots.txt is ignored.
         min_delay: the crawl's own minimum delay per host.
     """
 
-    def __init__(self, *, robots: RobotsRules | None, min_delay: float) -> None:
-        self._robots = robots
+    def __init__(self, *, delays: CrawlDelays | None, min_delay: float) -> None:
+        self._delays = delays
         self._min_delay = min_delay
         self._configured: set[str] = set()
 
-    async def check(self, url: str, frontier: Frontier) -> bool:
-        """Whether the URL may be fetched; on a host's first URL, apply its Crawl-delay."""
-        if self._robots is None:
-            return True
+    async def prepare(self, url: str, frontier: Frontier) -> None:
+        """On a host's first URL, give the frontier its Crawl-delay (if above our own)."""
+        if self._delays is None:
+            return
         host = host_of(url)
-        if host not in self._configured:
-            self._configured.add(host)
-            delay = await self._robots.crawl_delay(host)
-            if delay is not None and delay > self._min_delay:
-                await frontier.set_host_delay(host, delay)
-        return await self._robots.allowed(url)
+        if host in self._configured:
+            return
+        self._configured.add(host)
+        delay = await self._delays.crawl_delay(url)
+        if delay is not None and delay > self._min_delay:
+            await frontier.set_host_delay(host, delay)
 
 
 class Crawler:
@@ -145,9 +146,24 @@ class Crawler:
         self._started_pages = 0
         self._in_progress = 0
         self._blocked: dict[str, int] = {}
+        # Pages reached through a redirect, so their own URL is not queued again. Kept in
+        # memory only: after a resume such a page may be fetched once more.
+        self._redirect_targets: set[str] = set()
         self._checkpointing = False
         self._held_acks: list[Lease] = []
         self._fatal: BaseException | None = None
+
+    @property
+    def frontier(self) -> Frontier:
+        return self._frontier
+
+    @property
+    def storage(self) -> Storage:
+        return self._storage
+
+    @property
+    def run_id(self) -> int:
+        return self._run_id
 
     def stop(self) -> None:
         """Stop taking new URLs; the ones in flight finish and are stored."""
@@ -205,6 +221,8 @@ class Crawler:
             if lease is None:
                 self._in_progress -= 1
                 if await self._finished():
+                    if await self._revive():
+                        continue
                     self.stop()
                     return
                 wait = await self._frontier.next_ready_in()
@@ -226,6 +244,14 @@ class Crawler:
             return False
         return await self._frontier.queued() == 0
 
+    async def _revive(self) -> bool:
+        """Ask the strategy for held-back requests before declaring the crawl done."""
+        limit = max(self._limits.concurrency * 4, 64)
+        revived = [r for r in self._strategy.on_idle(limit) if self._scope.allows(r.url)]
+        added = await self._frontier.push(revived) if revived else 0
+        self.stats.queued += added
+        return added > 0
+
     async def _wait(self, seconds: float) -> None:
         self._wakeup.clear()
         with contextlib.suppress(TimeoutError):
@@ -234,9 +260,7 @@ class Crawler:
     async def _process(self, lease: Lease) -> None:
         request = lease.request
         try:
-            if not await self._hosts.check(request.url, self._frontier):
-                await self._fail(lease, ErrorKind.ROBOTS, "disallowed by robots.txt")
-                return
+            await self._hosts.prepare(request.url, self._frontier)
             response = await self._fetcher.fetch(request)
         except BlockedError as exc:
             await self._blocked_by_server(lease, exc)
@@ -244,13 +268,26 @@ class Crawler:
         except FetchError as exc:
             await self._fail(lease, exc.kind, exc.message, status=exc.status)
             return
+        if response.final_url != request.url and not await self._claim_target(response):
+            # The redirect ends on a page the crawl knows under its own URL: it is (or will be)
+            # stored there, so storing it again here would only make a second row.
+            await self._ack(lease)
+            return
         try:
             page = self._build_page(request, response)
         except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
             log.exception("could not parse %s", request.url)
             await self._fail(lease, ErrorKind.PARSE, f"{type(exc).__name__}: {exc}")
             return
-        await self._keep(lease, page)
+        await self._keep(lease, page, response)
+
+    async def _claim_target(self, response: Response) -> bool:
+        """Whether a redirect's target is new to the crawl (then it is remembered as fetched)."""
+        target = response.final_url
+        if target in self._redirect_targets or await self._frontier.seen(target):
+            return False
+        self._redirect_targets.add(target)
+        return True
 
     def _build_page(self, request: Request, response: Response) -> Page:
         parsed = self._parse(response)
@@ -277,20 +314,24 @@ class Crawler:
             noindex=parsed.noindex,
         )
 
-    async def _keep(self, lease: Lease, page: Page) -> None:
+    async def _keep(self, lease: Lease, page: Page, response: Response) -> None:
         duplicate_of = None
         if page.content_hash is not None:
             duplicate_of = await self._storage.find_content_hash(page.content_hash)
             if duplicate_of == page.url:
                 duplicate_of = None
-        follow = duplicate_of is None and page.depth < self._limits.max_depth
+        # A duplicate's links are followed too: same text does not mean same links, and
+        # skipping them could lose pages; traps are bounded by depth and scope instead.
+        follow = page.depth < self._limits.max_depth
         links = page.links
         if not self._limits.follow_nofollow:
             links = tuple(link for link in links if not link.nofollow)
         page = dataclasses.replace(page, links=links, duplicate_of=duplicate_of)
         result = self._strategy.on_page(page)
         page = dataclasses.replace(page, relevance=result.relevance)
-        await self._storage.save_page(page, run_id=self._run_id)
+        await self._storage.save_page(
+            page, run_id=self._run_id, body=response.body, headers=response.headers
+        )
         self.stats.pages += 1
         self.stats.bytes += page.size
         if duplicate_of is not None:
@@ -307,7 +348,12 @@ class Crawler:
         if not requests:
             return
         max_depth = self._limits.max_depth
-        kept = [r for r in requests if r.depth <= max_depth and self._scope.allows(r.url)]
+        fetched = self._redirect_targets
+        kept = [
+            r
+            for r in requests
+            if r.depth <= max_depth and r.url not in fetched and self._scope.allows(r.url)
+        ]
         if kept:
             self.stats.queued += await self._frontier.push(kept)
             self._wakeup.set()
@@ -329,9 +375,7 @@ class Crawler:
         self.stats.errors[kind.value] = self.stats.errors.get(kind.value, 0) + 1
         log.debug("failed %s: %s (%s)", request.url, message, kind.value)
         await self._storage.save_failure(failure, run_id=self._run_id)
-        extra = [
-            r for r in self._strategy.on_error(request, failure) if self._scope.allows(r.url)
-        ]
+        extra = [r for r in self._strategy.on_error(request, failure) if self._scope.allows(r.url)]
         if extra:
             self.stats.queued += await self._frontier.push(extra)
         await self._ack(lease)

@@ -66,6 +66,6 @@ def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
         load_settings(bad)
     with pytest.raises(ConfigError, match="does not exist"):
         load_settings(tmp_path / "nope.toml")
+    (tmp_path / "typo.toml").write_text("max_pagez = 3")
     with pytest.raises(ConfigError, match="max_pagez"):
-        (tmp_path / "typo.toml").write_text("max_pagez = 3")
         load_settings(tmp_path / "typo.toml")

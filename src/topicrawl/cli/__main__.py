@@ -1,0 +1,7 @@
+"""``python -m topicrawl.cli``."""
+
+from __future__ import annotations
+
+from topicrawl.cli.app import main
+
+main()

@@ -1,0 +1,226 @@
+"""The ``topicrawl`` command line: crawl, demo, export."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.logging import RichHandler
+
+from topicrawl.cli.progress import CrawlProgress, print_summary
+from topicrawl.core.config import load_settings
+from topicrawl.core.errors import (
+    ConfigError,
+    DatabaseCorrupt,
+    DatabaseLocked,
+    StorageError,
+    TopicrawlError,
+)
+
+if TYPE_CHECKING:
+    from topicrawl.engine.build import CrawlReport
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="topicrawl",
+    help="A topic-focused web crawler.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+out = Console()
+
+EXIT_CONFIG = 2
+EXIT_UNREACHABLE = 3
+EXIT_STORAGE = 4
+EXIT_INTERRUPTED = 130
+
+T = TypeVar("T")
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(message)s",
+        handlers=[RichHandler(console=err, show_path=False, rich_tracebacks=True)],
+        force=True,
+    )
+
+
+def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine, turning topicrawl's errors into messages and exit codes."""
+    try:
+        return asyncio.run(coro_factory())
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_CONFIG) from exc
+    except (DatabaseLocked, DatabaseCorrupt, StorageError) as exc:
+        err.print(f"[red]database error:[/red] {exc}")
+        raise typer.Exit(EXIT_STORAGE) from exc
+    except TopicrawlError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+
+
+def _read_seed_file(path: Path) -> list[str]:
+    if not path.is_file():
+        raise ConfigError(f"seed file {path} does not exist")
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bool) -> CrawlReport:
+    from topicrawl.engine.build import CrawlReport, open_crawl  # noqa: PLC0415 - slow import
+
+    settings = load_settings(config, **settings_kwargs)
+    if not settings.seeds:
+        raise ConfigError("no seeds: give --seed URL (repeatable) or --seeds-file FILE")
+    progress = CrawlProgress(console=err, total=settings.max_pages, enabled=not quiet)
+    with progress:
+        async with open_crawl(settings, on_progress=progress.update) as crawler:
+            loop = asyncio.get_running_loop()
+            interrupts = 0
+
+            def on_signal() -> None:
+                nonlocal interrupts
+                interrupts += 1
+                if interrupts == 1:
+                    err.print(
+                        "[yellow]stopping: finishing pages in flight (Ctrl-C again to quit now)"
+                    )
+                    crawler.stop()
+                else:
+                    for task in asyncio.all_tasks(loop):
+                        task.cancel()
+
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, on_signal)
+            stats = await crawler.run()
+            left = await crawler.frontier.queued()
+    return CrawlReport(
+        stats=stats, run_id=crawler.run_id, storage_url=settings.storage.url, queued_left=left
+    )
+
+
+@app.command()
+def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
+    seed: Annotated[
+        list[str] | None, typer.Option("--seed", help="Start URL (repeatable).")
+    ] = None,
+    seeds_file: Annotated[
+        Path | None, typer.Option("--seeds-file", help="File with one start URL per line.")
+    ] = None,
+    topic: Annotated[
+        list[str] | None, typer.Option("--topic", help="Topic keywords (repeatable).")
+    ] = None,
+    strategy: Annotated[str | None, typer.Option(help="bfs, best-first, shark, focused.")] = None,
+    max_pages: Annotated[
+        int | None, typer.Option(help="Stop after N pages (0 = no limit).")
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
+    per_host: Annotated[int | None, typer.Option(help="Requests in flight per host.")] = None,
+    delay: Annotated[float | None, typer.Option(help="Seconds between requests to a host.")] = None,
+    max_depth: Annotated[int | None, typer.Option(help="Deepest link level followed.")] = None,
+    allow_domain: Annotated[
+        list[str] | None, typer.Option(help="Stay within these domains (default: the seeds').")
+    ] = None,
+    include: Annotated[list[str] | None, typer.Option(help="Regex URLs must match.")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(help="Regex that rules URLs out.")] = None,
+    ignore_robots: Annotated[bool, typer.Option(help="Do not obey robots.txt.")] = False,
+    frontier: Annotated[str | None, typer.Option(help="sqlite (resumable) or memory.")] = None,
+    db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
+    config: Annotated[Path | None, typer.Option(help="TOML settings file.")] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
+) -> None:
+    """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
+    _setup_logging(log_level)
+    kwargs: dict[str, Any] = {}
+    seeds = list(seed or [])
+    if seeds_file is not None:
+        try:
+            seeds += _read_seed_file(seeds_file)
+        except ConfigError as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(EXIT_CONFIG) from exc
+    _put(kwargs, "seeds", tuple(seeds) or None)
+    _put(kwargs, "topics", tuple(topic) if topic else None)
+    _put(kwargs, "strategy", strategy)
+    _put(kwargs, "max_pages", max_pages)
+    _put(kwargs, "concurrency", concurrency)
+    politeness: dict[str, Any] = {}
+    _put(politeness, "per_host", per_host)
+    _put(politeness, "delay", delay)
+    if ignore_robots:
+        politeness["obey_robots"] = False
+    scope: dict[str, Any] = {}
+    _put(scope, "max_depth", max_depth)
+    _put(scope, "allowed_domains", tuple(allow_domain) if allow_domain else None)
+    _put(scope, "include", tuple(include) if include else None)
+    _put(scope, "exclude", tuple(exclude) if exclude else None)
+    _put(kwargs, "politeness", politeness or None)
+    _put(kwargs, "scope", scope or None)
+    _put(kwargs, "frontier", {"kind": frontier} if frontier else None)
+    _put(kwargs, "storage", {"url": db} if db else None)
+    report = _run(lambda: _crawl(kwargs, config, quiet))
+    print_summary(out, report)
+    _exit_for(report)
+
+
+def _put(target: dict[str, Any], key: str, value: object) -> None:
+    if value is not None:
+        target[key] = value
+
+
+def _exit_for(report: CrawlReport) -> None:
+    stats = report.stats
+    if stats.pages == 0 and stats.error_count:
+        err.print("[red]error:[/red] no page could be fetched; are the seeds reachable?")
+        raise typer.Exit(EXIT_UNREACHABLE)
+
+
+@app.command()
+def demo(
+    db: Annotated[Path | None, typer.Option(help="Where to keep the results.")] = None,
+    strategy: Annotated[str, typer.Option(help="bfs, best-first, shark, focused.")] = "focused",
+    max_pages: Annotated[int, typer.Option(help="Pages to fetch.")] = 300,
+    seed: Annotated[int, typer.Option(help="Random seed of the demo web.")] = 7,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    """Serve the built-in demo web on loopback, crawl it, and summarise against ground truth."""
+    from topicrawl.cli.demo import run_demo  # noqa: PLC0415 - keeps `topicrawl --help` fast
+
+    _setup_logging("warning")
+    _run(lambda: run_demo(db=db, strategy=strategy, max_pages=max_pages, seed=seed, quiet=quiet))
+
+
+@app.command()
+def export(
+    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL.")],
+    format: Annotated[str, typer.Option(help="jsonl, csv or warc.")] = "jsonl",
+    output: Annotated[Path | None, typer.Option(help="File to write (default stdout).")] = None,
+) -> None:
+    """Write one record per fetched page, in fetch order."""
+    from topicrawl.cli.exporting import run_export  # noqa: PLC0415
+
+    _setup_logging("warning")
+    count = _run(lambda: run_export(db=db, fmt=format, output=output))
+    err.print(f"exported {count} pages")
+
+
+def main() -> None:
+    """Console entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)

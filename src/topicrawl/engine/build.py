@@ -1,0 +1,217 @@
+"""The composition root: settings in, a ready crawl out; the only place that wires parts."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from topicrawl.core.config import CrawlSettings
+from topicrawl.core.errors import ConfigError, StorageError
+from topicrawl.core.models import CrawlStats, ParsedPage, Request, Response
+from topicrawl.core.protocols import Frontier, Storage
+from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ProgressFn
+from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
+from topicrawl.focus import make_strategy
+from topicrawl.frontier import MemoryFrontier, SqliteFrontier
+from topicrawl.parse.content import content_hash
+from topicrawl.parse.html import parse_html
+from topicrawl.parse.urls import InvalidUrl, Scope, canonicalize, registered_domain
+from topicrawl.storage import SqlStorage
+
+__all__ = ["CrawlReport", "open_crawl", "open_storage", "run_crawl", "sqlite_path"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlReport:
+    """What a finished crawl tells its caller."""
+
+    stats: CrawlStats
+    run_id: int
+    storage_url: str
+    queued_left: int
+
+
+def sqlite_path(storage_url: str) -> Path | None:
+    """The SQLite file behind a storage URL, or None for a server database."""
+    if storage_url.startswith(("postgresql:", "postgresql+", "postgres:")):
+        return None
+    if storage_url.startswith("sqlite:///"):
+        return Path(storage_url.removeprefix("sqlite:///"))
+    return Path(storage_url)
+
+
+@contextlib.asynccontextmanager
+async def open_storage(url: str) -> AsyncIterator[SqlStorage]:
+    """Open a crawl database (SQLite path or postgresql:// URL) to read results.
+
+    Raises:
+        StorageError: the database does not exist or cannot be opened.
+    """
+    path = sqlite_path(url)
+    if path is not None and not path.is_file():
+        raise StorageError(f"database {path} does not exist")
+    storage = SqlStorage(url)
+    await storage.open()
+    try:
+        yield storage
+    finally:
+        await storage.close()
+
+
+def _parse_response(response: Response) -> ParsedPage:
+    return parse_html(response.text or "", url=response.final_url)
+
+
+def _seed_requests(seeds: Sequence[str]) -> list[Request]:
+    requests = []
+    for seed in seeds:
+        try:
+            requests.append(Request(url=canonicalize(seed), depth=0))
+        except InvalidUrl as exc:
+            raise ConfigError(f"invalid seed {seed!r}: {exc}") from exc
+    return requests
+
+
+def _scope(settings: CrawlSettings, seeds: Sequence[Request]) -> Scope:
+    domains = settings.scope.allowed_domains or tuple(
+        sorted({registered_domain(r.url) for r in seeds})
+    )
+    try:
+        return Scope.build(
+            allowed_domains=domains,
+            include=settings.scope.include,
+            exclude=settings.scope.exclude,
+            max_url_length=settings.fetch.max_url_length,
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+async def _open_frontier(settings: CrawlSettings) -> Frontier:
+    politeness, options = settings.politeness, settings.frontier
+    path = sqlite_path(settings.storage.url)
+    if options.kind == "memory" or path is None:
+        return MemoryFrontier(
+            default_delay=politeness.delay,
+            max_per_host=politeness.per_host,
+            lease_ttl=options.lease_ttl,
+            bloom_capacity=options.bloom_capacity,
+            bloom_error_rate=options.bloom_error_rate,
+        )
+    frontier = SqliteFrontier(
+        path,
+        default_delay=politeness.delay,
+        max_per_host=politeness.per_host,
+        lease_ttl=options.lease_ttl,
+        bloom_capacity=options.bloom_capacity,
+        bloom_error_rate=options.bloom_error_rate,
+    )
+    await frontier.open()
+    return frontier
+
+
+@contextlib.asynccontextmanager
+async def open_crawl(
+    settings: CrawlSettings, *, on_progress: ProgressFn | None = None
+) -> AsyncIterator[Crawler]:
+    """Build every part of a crawl from settings, seed it, and close everything afterwards.
+
+    Raises:
+        ConfigError: the settings name something unknown (strategy, patterns, seeds).
+        StorageError: the database cannot be opened.
+    """
+    seeds = _seed_requests(settings.seeds)
+    scope = _scope(settings, seeds)
+    strategy = make_strategy(settings.strategy, topics=settings.topics, **settings.strategy_options)
+    storage: Storage = SqlStorage(
+        settings.storage.url,
+        batch_size=settings.storage.batch_size,
+        flush_interval=settings.storage.flush_interval,
+        keep_body=settings.storage.keep_body,
+    )
+    await storage.open()
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(storage.close)
+        frontier = await _open_frontier(settings)
+        stack.push_async_callback(frontier.close)
+        proxies = (
+            ProxyPool(
+                settings.fetch.proxies,
+                max_latency=settings.fetch.proxy_max_latency,
+                bench_seconds=settings.fetch.proxy_bench_seconds,
+            )
+            if settings.fetch.proxies
+            else None
+        )
+        fetcher = HttpFetcher(settings=settings.fetch, scope=scope, proxies=proxies)
+        stack.push_async_callback(fetcher.close)
+        robots = (
+            RobotsCache(
+                session=fetcher.session,
+                user_agent=settings.fetch.user_agent,
+                error_ttl=settings.politeness.robots_error_ttl,
+                max_crawl_delay=settings.politeness.max_crawl_delay,
+                proxies=proxies,
+            )
+            if settings.politeness.obey_robots
+            else None
+        )
+        fetcher.robots = robots
+        run_id = await storage.start_run(
+            name=settings.strategy, config=settings.model_dump_json(exclude={"seeds"})
+        )
+        crawler = Crawler(
+            fetcher=fetcher,
+            frontier=frontier,
+            storage=storage,
+            strategy=strategy,
+            parse=_parse_response,
+            content_hash=content_hash,
+            scope=scope,
+            hosts=HostPolicy(delays=robots, min_delay=settings.politeness.delay),
+            limits=CrawlLimits(
+                max_pages=settings.max_pages,
+                max_depth=settings.scope.max_depth,
+                concurrency=settings.concurrency,
+                follow_nofollow=settings.scope.follow_nofollow,
+                checkpoint_interval=settings.storage.flush_interval,
+            ),
+            run_id=run_id,
+            on_progress=on_progress,
+        )
+        await crawler.seed(seeds)
+        try:
+            yield crawler
+        finally:
+            stats = crawler.stats
+            await storage.finish_run(
+                run_id,
+                stats=json.dumps(
+                    {
+                        "pages": stats.pages,
+                        "duplicates": stats.duplicates,
+                        "relevant": stats.relevant,
+                        "errors": stats.errors,
+                        "bytes": stats.bytes,
+                        "seconds": stats.finished_at - stats.started_at,
+                    }
+                ),
+            )
+
+
+async def run_crawl(
+    settings: CrawlSettings, *, on_progress: ProgressFn | None = None
+) -> CrawlReport:
+    """Run a whole crawl from settings and report; resumes if the database has one under way."""
+    async with open_crawl(settings, on_progress=on_progress) as crawler:
+        stats = await crawler.run()
+        left = await crawler.frontier.queued()
+        return CrawlReport(
+            stats=stats, run_id=crawler.run_id, storage_url=settings.storage.url, queued_left=left
+        )
