@@ -39,6 +39,7 @@ def _settings(server: DemoWebServer, db: Path, **extra: object) -> CrawlSettings
         "strategy": "bfs",
         "max_pages": 0,
         "concurrency": 8,
+        "parse_workers": 0,
         "politeness": {"per_host": 3},
         "scope": {"allowed_domains": tuple(bases), "max_depth": MAX_DEPTH},
         "fetch": {"timeout": 5.0, "backoff_base": 0.05, "backoff_max": 1.0},
@@ -59,7 +60,7 @@ async def test_bfs_crawl_reaches_exactly_the_expected_pages(
     server: DemoWebServer, tmp_path: Path
 ) -> None:
     web = server.web
-    settings = _settings(server, tmp_path / "crawl.db")
+    settings = _settings(server, tmp_path / "crawl.db", parse_workers=1)
     server.clear_log()
     report = await run_crawl(settings)
     pages, failures = await _stored(tmp_path / "crawl.db")

@@ -20,6 +20,7 @@ from topicrawl.core.errors import (
     ConfigError,
     DatabaseCorrupt,
     DatabaseLocked,
+    FrontierError,
     StorageError,
     TopicrawlError,
 )
@@ -63,7 +64,7 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_CONFIG) from exc
-    except (DatabaseLocked, DatabaseCorrupt, StorageError) as exc:
+    except (DatabaseLocked, DatabaseCorrupt, StorageError, FrontierError) as exc:
         err.print(f"[red]database error:[/red] {exc}")
         raise typer.Exit(EXIT_STORAGE) from exc
     except TopicrawlError as exc:

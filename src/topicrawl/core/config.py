@@ -127,6 +127,9 @@ class CrawlSettings(BaseSettings):
     )
     max_pages: int = Field(1000, ge=0, description="Stop after this many fetched pages (0 = none).")
     concurrency: int = Field(16, gt=0, description="Requests in flight at once.")
+    parse_workers: int = Field(
+        -1, ge=-1, description="HTML parsing processes; 0 parses in-process, -1 = cores - 1."
+    )
     fetch: FetchSettings = FetchSettings()
     politeness: PolitenessSettings = PolitenessSettings()
     scope: ScopeSettings = ScopeSettings()

@@ -11,14 +11,13 @@ from pathlib import Path
 
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.errors import ConfigError, StorageError
-from topicrawl.core.models import CrawlStats, ParsedPage, Request, Response
+from topicrawl.core.models import CrawlStats, Request
 from topicrawl.core.protocols import Frontier, Storage
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ProgressFn
+from topicrawl.engine.parsing import PageParser, default_parse_workers
 from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
 from topicrawl.focus import make_strategy
 from topicrawl.frontier import MemoryFrontier, SqliteFrontier
-from topicrawl.parse.content import content_hash
-from topicrawl.parse.html import parse_html
 from topicrawl.parse.urls import InvalidUrl, Scope, canonicalize, registered_domain
 from topicrawl.storage import SqlStorage
 
@@ -62,10 +61,6 @@ async def open_storage(url: str) -> AsyncIterator[SqlStorage]:
         yield storage
     finally:
         await storage.close()
-
-
-def _parse_response(response: Response) -> ParsedPage:
-    return parse_html(response.text or "", url=response.final_url)
 
 
 def _seed_requests(seeds: Sequence[str]) -> list[Request]:
@@ -149,6 +144,9 @@ async def open_crawl(
             if settings.fetch.proxies
             else None
         )
+        workers = settings.parse_workers
+        parser = PageParser(workers=default_parse_workers() if workers < 0 else workers)
+        stack.callback(parser.close)
         fetcher = HttpFetcher(settings=settings.fetch, scope=scope, proxies=proxies)
         stack.push_async_callback(fetcher.close)
         robots = (
@@ -171,8 +169,7 @@ async def open_crawl(
             frontier=frontier,
             storage=storage,
             strategy=strategy,
-            parse=_parse_response,
-            content_hash=content_hash,
+            parse=parser,
             scope=scope,
             hosts=HostPolicy(delays=robots, min_delay=settings.politeness.delay),
             limits=CrawlLimits(

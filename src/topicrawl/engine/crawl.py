@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -40,8 +40,7 @@ __all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "HostPolicy"]
 
 log = logging.getLogger(__name__)
 
-ParseFn = Callable[[Response], ParsedPage]
-HashFn = Callable[[str], str]
+ParseFn = Callable[[Response], Awaitable[tuple[ParsedPage, str | None]]]
 ProgressFn = Callable[[CrawlStats], None]
 
 
@@ -102,8 +101,7 @@ class Crawler:
 
     Args:
         fetcher, frontier, storage, strategy: the collaborators.
-        parse: turns an HTML response into a parsed page.
-        content_hash: hashes a page's text for duplicate detection.
+        parse: turns an HTML response into a parsed page and the hash of its text.
         scope: which URLs may be followed.
         hosts: robots.txt and Crawl-delay per host.
         limits: stop conditions and depth.
@@ -119,7 +117,6 @@ class Crawler:
         storage: Storage,
         strategy: Strategy,
         parse: ParseFn,
-        content_hash: HashFn,
         scope: Scope,
         hosts: HostPolicy,
         limits: CrawlLimits,
@@ -132,7 +129,6 @@ class Crawler:
         self._storage = storage
         self._strategy = strategy
         self._parse = parse
-        self._hash = content_hash
         self._scope = scope
         self._hosts = hosts
         self._limits = limits
@@ -274,7 +270,8 @@ class Crawler:
             await self._ack(lease)
             return
         try:
-            page = self._build_page(request, response)
+            parsed, digest = await self._parse(response)
+            page = self._build_page(request, response, parsed, digest)
         except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
             log.exception("could not parse %s", request.url)
             await self._fail(lease, ErrorKind.PARSE, f"{type(exc).__name__}: {exc}")
@@ -289,9 +286,9 @@ class Crawler:
         self._redirect_targets.add(target)
         return True
 
-    def _build_page(self, request: Request, response: Response) -> Page:
-        parsed = self._parse(response)
-        digest = self._hash(parsed.text) if parsed.text else None
+    def _build_page(
+        self, request: Request, response: Response, parsed: ParsedPage, digest: str | None
+    ) -> Page:
         return Page(
             url=request.url,
             final_url=response.final_url,
