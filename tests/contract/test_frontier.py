@@ -6,15 +6,18 @@ same place resumes the crawl).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import REDIS_URL, require_service
 from topicrawl.core.errors import FrontierError
 from topicrawl.core.models import Lease, Request
 from topicrawl.core.protocols import Frontier
+from topicrawl.distributed import RedisFrontier
 from topicrawl.frontier import MemoryFrontier, SqliteFrontier
 
 
@@ -44,7 +47,25 @@ async def _sqlite(place: Path, clock: FakeClock, **options: Any) -> Frontier:
     return await SqliteFrontier(place.with_suffix(".db"), clock=clock, **options).open()
 
 
-FACTORIES: dict[str, Factory] = {"memory": _memory, "sqlite": _sqlite}
+class _TestRedisFrontier(RedisFrontier):
+    """Drops its namespace when closed, so each test leaves Redis as it found it."""
+
+    async def close(self) -> None:
+        if self._redis is not None:
+            await self.drop()
+        await super().close()
+
+
+async def _redis(place: Path, clock: FakeClock, **options: Any) -> Frontier:
+    require_service("Redis", "127.0.0.1", 6379)
+    namespace = f"contract-{uuid.uuid4().hex}"
+    frontier = _TestRedisFrontier(
+        REDIS_URL, namespace=namespace, exact=True, clock=clock, **options
+    )
+    return await frontier.open()
+
+
+FACTORIES: dict[str, Factory] = {"memory": _memory, "redis": _redis, "sqlite": _sqlite}
 DURABLE = ["sqlite"]
 
 Opener = Callable[..., Awaitable[Frontier]]

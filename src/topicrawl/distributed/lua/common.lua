@@ -1,0 +1,144 @@
+-- Shared by every frontier script (prepended to each). KEYS[1] is the namespace prefix
+-- "topicrawl:{ns}:". Times and scores are passed in as strings and stored with %.17g so
+-- nothing is rounded. A queued URL's record is
+--   state (Q queued, D deferred) .. member (28 chars: 12 hex seq, 16 hex fingerprint)
+--   .. neg_score .. TAB .. host .. TAB .. payload
+-- and a host queue orders members by neg_score, ties by member (so by sequence: FIFO).
+local P = KEYS[1]
+local K_READY = P .. 'ready'         -- zset: (host's top member .. host) -> host's top neg_score
+local K_READYMEM = P .. 'readymem'   -- hash: host -> its member in K_READY
+local K_WAITING = P .. 'waiting'     -- zset: host -> next allowed fetch time
+local K_DEFERRED = P .. 'deferred'   -- zset: fingerprint -> time a reclaimed URL comes back
+local K_QUEUED = P .. 'queued'       -- hash: fingerprint (8 bytes) -> record
+local K_LEASES = P .. 'leases'       -- hash: host -> leases out
+local K_DELAY = P .. 'delay'         -- hash: host -> seconds between fetches
+local K_LASTPOP = P .. 'lastpop'     -- hash: host -> time of its last hand-out
+local K_NEXTAT = P .. 'nextat'       -- hash: host -> next allowed fetch time
+local K_LEASE = P .. 'lease'         -- hash: token -> expires .. TAB .. record
+local K_EXPIRY = P .. 'expiry'       -- zset: token -> expires
+local K_SEQ = P .. 'seq'
+local K_SEEN = P .. 'seen'           -- set of 8-byte fingerprints (exact mode)
+
+local function f(x)
+  return string.format('%.17g', x)
+end
+
+local function num(s)
+  if s == 'inf' or s == '+inf' then return math.huge end
+  if s == '-inf' then return -math.huge end
+  return tonumber(s)
+end
+
+local function qkey(host)
+  return P .. 'q:' .. host
+end
+
+local function hex2bin(hex)
+  return (string.gsub(hex, '..', function(c) return string.char(tonumber(c, 16)) end))
+end
+
+local function parse(rec)
+  local t1 = string.find(rec, '\t', 30, true)
+  local t2 = string.find(rec, '\t[^\t]*$', t1 + 1)  -- the payload (JSON) has no raw tab
+  return string.sub(rec, 1, 1), string.sub(rec, 2, 29), string.sub(rec, 30, t1 - 1),
+    string.sub(rec, t1 + 1, t2 - 1), string.sub(rec, t2 + 1)
+end
+
+-- File the host where its state puts it: ready (by its best URL), waiting (by time), or
+-- neither (empty, or at its lease limit).
+local function place(host, now, maxph)
+  local qk = qkey(host)
+  local old = redis.call('HGET', K_READYMEM, host)
+  local leases = tonumber(redis.call('HGET', K_LEASES, host) or '0')
+  if redis.call('ZCARD', qk) == 0 or leases >= maxph then
+    if old then
+      redis.call('ZREM', K_READY, old)
+      redis.call('HDEL', K_READYMEM, host)
+    end
+    redis.call('ZREM', K_WAITING, host)
+    return
+  end
+  local next_at = redis.call('HGET', K_NEXTAT, host)
+  if next_at and tonumber(next_at) > now then
+    if old then
+      redis.call('ZREM', K_READY, old)
+      redis.call('HDEL', K_READYMEM, host)
+    end
+    redis.call('ZADD', K_WAITING, next_at, host)
+    return
+  end
+  redis.call('ZREM', K_WAITING, host)
+  local top = redis.call('ZRANGE', qk, 0, 0, 'WITHSCORES')
+  local member = top[1] .. host
+  if old ~= member then
+    if old then redis.call('ZREM', K_READY, old) end
+    redis.call('ZADD', K_READY, top[2], member)
+    redis.call('HSET', K_READYMEM, host, member)
+  end
+end
+
+-- Bring due deferred URLs back and wake hosts whose politeness delay has passed.
+local function advance(now, maxph)
+  local due = redis.call('ZRANGEBYSCORE', K_DEFERRED, '-inf', f(now))
+  for _, fp in ipairs(due) do
+    redis.call('ZREM', K_DEFERRED, fp)
+    local rec = redis.call('HGET', K_QUEUED, fp)
+    if rec then
+      local _, member, score, host = parse(rec)
+      redis.call('HSET', K_QUEUED, fp, 'Q' .. string.sub(rec, 2))
+      redis.call('ZADD', qkey(host), score, member)
+      place(host, now, maxph)
+    end
+  end
+  local hosts = redis.call('ZRANGEBYSCORE', K_WAITING, '-inf', f(now))
+  for _, host in ipairs(hosts) do
+    place(host, now, maxph)
+  end
+end
+
+local function release(host, now, maxph)
+  if redis.call('HINCRBY', K_LEASES, host, -1) <= 0 then
+    redis.call('HDEL', K_LEASES, host)
+  end
+  place(host, now, maxph)
+end
+
+-- A valid lease's record, removed from the lease tables; nil for an unknown or expired one.
+local function take_lease(token, now)
+  local lrec = redis.call('HGET', K_LEASE, token)
+  if not lrec then return nil end
+  local t = string.find(lrec, '\t', 1, true)
+  if now >= tonumber(string.sub(lrec, 1, t - 1)) then return nil end
+  redis.call('HDEL', K_LEASE, token)
+  redis.call('ZREM', K_EXPIRY, token)
+  return string.sub(lrec, t + 1)
+end
+
+-- Put a leased URL back under its old key (at once, or from now + delay on).
+local function give_back(rec, now, delay, maxph)
+  local _, member, score, host = parse(rec)
+  local fp = hex2bin(string.sub(member, 13))
+  if delay > 0 then
+    redis.call('HSET', K_QUEUED, fp, 'D' .. string.sub(rec, 2))
+    redis.call('ZADD', K_DEFERRED, f(now + delay), fp)
+  else
+    redis.call('HSET', K_QUEUED, fp, 'Q' .. string.sub(rec, 2))
+    redis.call('ZADD', qkey(host), score, member)
+  end
+  release(host, now, maxph)
+end
+
+-- A queued URL gets a higher priority (a new sequence too); returns its host.
+local function rekey(fp, rec, score, payload)
+  local state, member, _, host, old_payload = parse(rec)
+  local seq = redis.call('INCR', K_SEQ)
+  local new_member = string.format('%012x', seq) .. string.sub(member, 13)
+  if state == 'Q' then
+    redis.call('ZREM', qkey(host), member)
+    redis.call('ZADD', qkey(host), score, new_member)
+  end
+  redis.call('HSET', K_QUEUED, fp,
+    state .. new_member .. score .. '\t' .. host .. '\t' .. (payload or old_payload))
+  return host
+end
+

@@ -1,0 +1,46 @@
+-- ARGV: now, max_per_host, mode ('x' exact | 'b' bloom), bloom bits, hashes, segment bits,
+-- then per request: fingerprint hex, host, neg_score, payload, bloom a, bloom b.
+-- Returns how many requests were new.
+local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
+local exact = ARGV[3] == 'x'
+local m, k, seg_bits = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local added = 0
+local touched = {}
+for i = 7, #ARGV, 6 do
+  local fphex, host, score, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local fp = hex2bin(fphex)
+  local new = false
+  if exact then
+    new = redis.call('SADD', K_SEEN, fp) == 1
+  else
+    -- SETBIT returns the old bit: the URL is new iff one of its bits was still clear.
+    local a, b = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
+    for j = 0, k - 1 do
+      local pos = (a + j * b) % m
+      local seg = math.floor(pos / seg_bits)
+      if redis.call('SETBIT', P .. 'bloom:' .. seg, pos - seg * seg_bits, 1) == 0 then
+        new = true
+      end
+    end
+  end
+  if new then
+    local seq = redis.call('INCR', K_SEQ)
+    local member = string.format('%012x', seq) .. fphex
+    redis.call('ZADD', qkey(host), score, member)
+    redis.call('HSET', K_QUEUED, fp, 'Q' .. member .. score .. '\t' .. host .. '\t' .. payload)
+    added = added + 1
+    touched[host] = true
+  else
+    local rec = redis.call('HGET', K_QUEUED, fp)
+    if rec then
+      local _, _, current = parse(rec)
+      if num(score) < num(current) then
+        touched[rekey(fp, rec, score, payload)] = true
+      end
+    end
+  end
+end
+for host in pairs(touched) do
+  place(host, now, maxph)
+end
+return added

@@ -1,0 +1,226 @@
+"""RedisFrontier beyond the contract: atomic pops, expiry, namespaces, Bloom, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.contract.test_frontier import FakeClock
+from topicrawl.core.errors import ConfigError, FrontierError
+from topicrawl.core.models import Request
+from topicrawl.distributed import RedisFrontier, bloom_size
+from topicrawl.distributed.redis_frontier import redact
+
+Open = Callable[..., Awaitable[RedisFrontier]]
+
+
+@pytest.fixture
+async def open_redis(redis_url: str) -> AsyncIterator[Open]:
+    """Opens frontiers (by default all on one fresh namespace); drops every namespace after."""
+    default = f"unit-{uuid.uuid4().hex}"
+    opened: list[RedisFrontier] = []
+
+    async def open_frontier(namespace: str | None = None, **options: Any) -> RedisFrontier:
+        frontier = RedisFrontier(redis_url, namespace=namespace or default, **options)
+        opened.append(await frontier.open())
+        return frontier
+
+    yield open_frontier
+    for frontier in opened:
+        if not frontier._closed:
+            await frontier.drop()
+            await frontier.close()
+
+
+def req(url: str, score: float = 0.0, **fields: Any) -> Request:
+    return Request(url=url, score=score, **fields)
+
+
+async def test_concurrent_pops_from_two_clients_never_share_a_url(open_redis: Open) -> None:
+    first = await open_redis(exact=True, max_per_host=100)
+    second = await open_redis(exact=True, max_per_host=100)
+    urls = [f"http://h{i % 5}.test/{i}" for i in range(50)]
+    assert await first.push([req(url) for url in urls]) == 50
+    pops = [(first if i % 2 else second).pop() for i in range(60)]
+    leases = [lease for lease in await asyncio.gather(*pops) if lease is not None]
+    assert sorted(lease.request.url for lease in leases) == sorted(urls)
+    assert len({lease.token for lease in leases}) == 50
+    assert (await first.queued(), await second.in_flight()) == (0, 50)
+
+
+async def test_a_dead_workers_lease_expires_and_another_worker_gets_the_url(
+    open_redis: Open,
+) -> None:
+    clock = FakeClock()
+    dead = await open_redis(exact=True, lease_ttl=30.0, clock=clock)
+    alive = await open_redis(exact=True, lease_ttl=30.0, clock=clock)
+    await dead.push([req("http://a.test/1", 1.0)])
+    lost = await dead.pop()
+    assert lost is not None
+    await dead.close()  # the worker is gone without acking
+    clock.advance(29.0)
+    assert await alive.reclaim_expired() == 0
+    assert await alive.pop() is None
+    clock.advance(1.0)
+    assert await alive.in_flight() == 1
+    assert await alive.reclaim_expired() == 1
+    again = await alive.pop()
+    assert again is not None
+    assert again.request == lost.request
+    assert not await alive.ack(lost)  # the dead worker's lease is void
+    assert await alive.ack(again)
+    assert (await alive.queued(), await alive.in_flight()) == (0, 0)
+
+
+async def test_namespaces_are_isolated(open_redis: Open) -> None:
+    one = await open_redis(f"one-{uuid.uuid4().hex}", exact=True)
+    two = await open_redis(f"two-{uuid.uuid4().hex}")
+    assert await one.push([req("http://a.test/shared"), req("http://a.test/only-one")]) == 2
+    assert await two.push([req("http://a.test/shared")]) == 1
+    assert not await two.seen("http://a.test/only-one")
+    lease = await one.pop()
+    assert lease is not None
+    assert (await two.queued(), await two.in_flight()) == (1, 0)
+    assert await one.drop() > 0
+    assert (await one.queued(), await one.in_flight()) == (0, 0)
+    assert not await one.seen("http://a.test/shared")
+    assert await two.seen("http://a.test/shared")
+    assert await two.queued() == 1
+
+
+async def test_host_delay_and_leases_are_shared_by_all_workers(open_redis: Open) -> None:
+    clock = FakeClock()
+    first = await open_redis(exact=True, max_per_host=1, clock=clock)
+    second = await open_redis(exact=True, max_per_host=1, clock=clock)
+    await first.push([req(f"http://a.test/{i}") for i in range(3)])
+    lease = await first.pop()
+    assert lease is not None
+    assert await second.pop() is None  # the host's one lease is out, held by the other worker
+    await second.set_host_delay("a.test", 10.0)
+    assert await first.ack(lease)
+    assert await second.pop() is None
+    assert await second.next_ready_in() == pytest.approx(10.0)
+
+
+def test_bloom_sizing_matches_the_formulas() -> None:
+    size = bloom_size(1_000_000, 1e-7)
+    assert size.bits_per_url == pytest.approx(33.55, abs=0.01)
+    assert size.hashes == 23
+    assert size.error_rate == pytest.approx(1e-7, rel=0.05)
+    assert bloom_size(1000, 0.01).bits_per_url == pytest.approx(9.59, abs=0.01)
+
+
+@given(st.integers(1, 10**9), st.floats(1e-12, 0.5))
+def test_bloom_sizing_meets_the_asked_error_rate(capacity: int, rate: float) -> None:
+    size = bloom_size(capacity, rate)
+    assert size.hashes >= 1
+    assert size.bits >= capacity * -math.log(rate) / math.log(2) ** 2
+    assert size.error_rate <= rate * 1.1 + 1e-15
+
+
+@pytest.mark.parametrize(("capacity", "rate"), [(0, 0.1), (10, 0.0), (10, 1.0), (10, -1.0)])
+def test_impossible_bloom_options_are_config_errors(capacity: int, rate: float) -> None:
+    with pytest.raises(ConfigError, match="bloom"):
+        RedisFrontier("redis://x", namespace="n", bloom_capacity=capacity, bloom_error_rate=rate)
+
+
+async def test_bloom_mode_false_positives_stay_near_the_configured_rate(open_redis: Open) -> None:
+    frontier = await open_redis(bloom_capacity=2000, bloom_error_rate=0.01)
+    assert await frontier.push([req(f"http://a.test/in/{i}") for i in range(2000)]) >= 1960
+    false_hits = [await frontier.seen(f"http://a.test/out/{i}") for i in range(2000)]
+    assert sum(false_hits) < 60  # expected ~20 at 1%
+    assert all([await frontier.seen(f"http://a.test/in/{i}") for i in range(0, 2000, 97)])
+
+
+async def test_a_namespace_cannot_switch_dedupe_mode(open_redis: Open, redis_url: str) -> None:
+    bloom = await open_redis()
+    with pytest.raises(ConfigError, match="dedupe"):
+        await RedisFrontier(redis_url, namespace=bloom.namespace, exact=True).open()
+    with pytest.raises(ConfigError, match="dedupe"):
+        await RedisFrontier(redis_url, namespace=bloom.namespace, bloom_capacity=5).open()
+
+
+async def test_unreachable_redis_is_a_frontier_error_naming_the_url_without_password() -> None:
+    frontier = RedisFrontier("redis://crawler:s3cret@127.0.0.1:1/0", namespace="n")
+    with pytest.raises(FrontierError, match=r"127\.0\.0\.1:1") as caught:
+        await frontier.open()
+    assert "s3cret" not in str(caught.value)
+    assert "redis://crawler:***@127.0.0.1:1/0" in str(caught.value)
+
+
+async def test_use_before_open_or_after_close_is_a_frontier_error(open_redis: Open) -> None:
+    unopened = RedisFrontier("redis://127.0.0.1:6379/15", namespace="n")
+    with pytest.raises(FrontierError, match="not open"):
+        await unopened.pop()
+    frontier = await open_redis()
+    await frontier.drop()
+    await frontier.close()
+    with pytest.raises(FrontierError, match="closed"):
+        await frontier.push([req("http://a.test/")])
+    with pytest.raises(FrontierError, match="closed"):
+        await frontier.open()
+
+
+@pytest.mark.parametrize("namespace", ["", "a{b}", "a b", "x" * 101, "-lead", "a*"])
+def test_bad_namespaces_are_config_errors(namespace: str) -> None:
+    with pytest.raises(ConfigError, match="namespace"):
+        RedisFrontier("redis://127.0.0.1/0", namespace=namespace)
+
+
+def test_redact_hides_only_the_password() -> None:
+    assert redact("redis://u:pw@h:6379/1") == "redis://u:***@h:6379/1"
+    assert redact("rediss://:pw@h/0") == "rediss://:***@h/0"
+    assert redact("redis://h:6379/0") == "redis://h:6379/0"
+
+
+_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    path=_text,
+    anchor=_text,
+    parent=st.none() | _text,
+    score=st.floats(allow_nan=False),
+    reasons=st.dictionaries(_text, st.floats(allow_nan=False, allow_infinity=False), max_size=3),
+)
+def test_hostile_requests_come_back_unchanged(
+    redis_url: str,
+    path: str,
+    anchor: str,
+    parent: str | None,
+    score: float,
+    reasons: dict[str, float],
+) -> None:
+    pushed = req(
+        f"http://h\u00e9\t.test/{path}",
+        score,
+        anchor=anchor,
+        parent_url=parent,
+        depth=7,
+        reasons=reasons,
+    )
+
+    async def round_trip() -> None:
+        async with RedisFrontier(redis_url, namespace=f"h-{uuid.uuid4().hex}", exact=True) as f:
+            try:
+                assert await f.push([pushed]) == 1
+                lease = await f.pop()
+                assert lease is not None
+                assert lease.request == pushed
+                assert dict(lease.request.reasons) == reasons
+                assert lease.host == "h\u00e9\t.test"
+                assert await f.ack(lease)
+            finally:
+                await f.drop()
+
+    asyncio.run(round_trip())
