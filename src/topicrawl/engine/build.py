@@ -146,7 +146,7 @@ async def open_crawl(
         )
         workers = settings.parse_workers
         parser = PageParser(workers=default_parse_workers() if workers < 0 else workers)
-        stack.callback(parser.close)
+        stack.push_async_callback(parser.close)
         fetcher = HttpFetcher(settings=settings.fetch, scope=scope, proxies=proxies)
         stack.push_async_callback(fetcher.close)
         robots = (
