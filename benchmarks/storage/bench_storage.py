@@ -31,7 +31,28 @@ WORDS = [
 ]  # fmt: skip
 
 
-def make_pages(count: int, links: int, text_kb: int, seed: int = 7) -> list[Page]:
+def make_links(rng: random.Random, count: int, block_size: int) -> tuple[Link, ...]:
+    """``count`` links in blocks of ``block_size``, each block's links sharing one block text
+    (their anchors joined), as the HTML parser makes them."""
+    links: list[Link] = []
+    for block, start in enumerate(range(0, count, block_size)):
+        size = min(block_size, count - start)
+        urls = [
+            f"https://site{rng.randrange(500)}.example/{rng.choice(WORDS)}/{rng.randrange(10**6)}"
+            for _ in range(size)
+        ]
+        anchors = [f"{rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(size)]
+        block_text = " ".join(anchors)
+        links += (
+            Link(url, anchor, block, block_text, nofollow=(start + i) % 17 == 0)
+            for i, (url, anchor) in enumerate(zip(urls, anchors, strict=True))
+        )
+    return tuple(links)
+
+
+def make_pages(
+    count: int, links: int, text_kb: int, *, block_size: int = 5, seed: int = 7
+) -> list[Page]:
     rng = random.Random(seed)
     texts = []
     for _ in range(64):
@@ -42,16 +63,7 @@ def make_pages(count: int, links: int, text_kb: int, seed: int = 7) -> list[Page
     pages = []
     for n in range(count):
         host = f"site{n % 97}.example"
-        page_links = tuple(
-            Link(
-                url=f"https://site{rng.randrange(500)}.example/{rng.choice(WORDS)}/{rng.randrange(10**6)}",
-                anchor=f"{rng.choice(WORDS)} {rng.choice(WORDS)}",
-                block=i // 5,
-                block_text=f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.choice(WORDS)}",
-                nofollow=i % 17 == 0,
-            )
-            for i in range(links)
-        )
+        page_links = make_links(rng, links, block_size)
         pages.append(
             Page(
                 url=f"https://{host}/article/{n}",
@@ -96,7 +108,7 @@ async def burn_cpu(stop: asyncio.Event) -> None:
 
 
 async def run(args: argparse.Namespace, url: str) -> None:
-    pages = make_pages(args.pages, args.links, args.text_kb)
+    pages = make_pages(args.pages, args.links, args.text_kb, block_size=args.block_size)
     body = b"<html>" + pages[0].text.encode() + b"</html>"
     storage = SqlStorage(url, batch_size=args.batch_size, keep_body=args.keep_body)
     await storage.open()
@@ -126,6 +138,7 @@ async def run(args: argparse.Namespace, url: str) -> None:
     print(f"database          {url}")
     print(
         f"pages             {args.pages} x ~{args.text_kb} KB text x {args.links} links"
+        f" (blocks of {args.block_size})"
         f"{' + body' if args.keep_body else ''}"
         f"{', event loop kept busy' if args.busy_loop else ''}"
     )
@@ -151,6 +164,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=10_000)
     parser.add_argument("--links", type=int, default=50)
     parser.add_argument("--text-kb", type=int, default=20)
+    parser.add_argument("--block-size", type=int, default=5, help="links per link block")
     parser.add_argument("--batch-size", type=int, default=200)
     parser.add_argument("--keep-body", action="store_true")
     parser.add_argument("--no-lookup", action="store_true", help="skip find_content_hash")

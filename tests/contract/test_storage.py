@@ -160,6 +160,42 @@ async def test_iteration_streams_more_pages_than_one_chunk(storage: SqlStorage) 
     assert all(p.links == make_page(n).links[:1] for n, p in enumerate(stored))
 
 
+def many_links(count: int) -> tuple[Link, ...]:
+    """``count`` links in blocks of 100 sharing very long block texts (tens of KB, non-ASCII),
+    some with a block text of their own, some nofollow."""
+    links = []
+    for n in range(count):
+        block = n // 100
+        block_text = f"Klasse {block} — método ☕ {block} " * 2000
+        if n % 997 == 0:
+            block_text = f"a block text of its own {n} " * 4000
+        links.append(
+            Link(
+                url=f"https://docs.example/api/java.base/pkg{block}/Class{n}.html#method-{n}",
+                anchor=f"Class{n}.method{n}(int, String) — ünïcode",
+                block=block,
+                block_text=block_text,
+                nofollow=n % 7 == 0,
+            )
+        )
+    return tuple(links)
+
+
+async def test_a_page_with_thousands_of_links_comes_back_exactly(make_storage: Factory) -> None:
+    page = make_page(1, links=many_links(5000))
+    writer = make_storage()
+    await writer.open()
+    await writer.save_page(page, run_id=1)
+    await writer.save_page(make_page(2), run_id=1)
+
+    assert await pages_of(writer, with_links=True) == [page, make_page(2)]
+    await writer.close()
+    reader = make_storage()
+    await reader.open()
+    [stored, _] = await pages_of(reader, with_links=True)
+    assert stored.links == page.links
+
+
 async def test_content_hash_is_found_while_still_buffered(storage: SqlStorage) -> None:
     await storage.save_page(make_page(1, content_hash="same"), run_id=1)
     await storage.save_page(
@@ -278,7 +314,15 @@ async def test_a_full_batch_is_written_at_once(make_storage: Factory) -> None:
 
 async def test_hostile_text_is_stored(storage: SqlStorage) -> None:
     hostile = "nul\x00 <script>alert(1)</script> \u202eevil 漢字 😀 \ud800 end"
-    page = make_page(1, title=hostile, text=hostile * 50, links=(Link("https://l/", hostile),))
+    page = make_page(
+        1,
+        title=hostile,
+        text=hostile * 50,
+        links=(
+            Link("https://l/" + hostile, hostile, block=3, block_text=hostile * 3),
+            Link("https://l/2", "plain", block=3, block_text=hostile * 3, nofollow=True),
+        ),
+    )
 
     await storage.save_page(page, run_id=1)
     [stored] = await pages_of(storage, with_links=True)
@@ -286,7 +330,10 @@ async def test_hostile_text_is_stored(storage: SqlStorage) -> None:
     expected = hostile.replace("\x00", "\ufffd").replace("\ud800", "?")
     assert stored.title == expected
     assert stored.text == expected * 50
-    assert stored.links[0].anchor == expected
+    assert stored.links == (
+        Link("https://l/" + expected, expected, block=3, block_text=expected * 3),
+        Link("https://l/2", "plain", block=3, block_text=expected * 3, nofollow=True),
+    )
 
 
 async def test_bodies_are_kept_only_when_asked(make_storage: Factory) -> None:

@@ -18,11 +18,31 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, Table, func, insert, select, text
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    bindparam,
+    func,
+    insert,
+    inspect,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from topicrawl.core.errors import StorageError
-from topicrawl.storage.schema import failures, links, metadata, pages, runs, schema_version
+from topicrawl.core.models import Link
+from topicrawl.storage.outlinks import encode_links
+from topicrawl.storage.schema import Id, failures, metadata, pages, runs, schema_version
 
 __all__ = ["LATEST_VERSION", "MIGRATIONS", "Migration", "create_tables", "migrate"]
 
@@ -48,8 +68,89 @@ def create_tables(*tables: Table) -> Callable[[Connection], None]:
     return apply
 
 
+# Version 1 kept each link as a row of this table; version 2 moved links into ``pages.links``.
+# Kept here (apart from the live schema) only so migration 1 still means what it meant.
+_v1_metadata = MetaData(naming_convention=metadata.naming_convention)
+_v1_links = Table(
+    "links",
+    _v1_metadata,
+    Column("page_id", Id, ForeignKey(pages.c.id, ondelete="CASCADE"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("anchor", Text, nullable=False),
+    Column("block", Integer, nullable=False),
+    Column("block_text", Text, nullable=False),
+    Column("nofollow", Boolean, nullable=False),
+    PrimaryKeyConstraint("page_id", "position"),
+    Index(None, "url"),
+    sqlite_with_rowid=False,
+)
+
+# Pages whose link rows one step of migration 2 packs.
+_PACK_CHUNK = 500
+
+
+def _create_v1(connection: Connection) -> None:
+    metadata.create_all(connection, tables=[runs, pages, failures], checkfirst=True)
+    _v1_metadata.create_all(connection, tables=[_v1_links], checkfirst=True)
+
+
+def _links_into_pages(connection: Connection) -> None:
+    """Add ``pages.links``, pack each page's link rows into it, and drop the ``links`` table."""
+    inspector = inspect(connection)
+    if "links" not in {column["name"] for column in inspector.get_columns("pages")}:
+        preparer = connection.dialect.identifier_preparer
+        column_type = pages.c.links.type.compile(dialect=connection.dialect)
+        connection.execute(
+            text(
+                f"ALTER TABLE {preparer.format_table(pages)} "
+                f"ADD COLUMN {preparer.format_column(pages.c.links)} {column_type}"
+            )
+        )
+    if not inspector.has_table("links"):
+        return
+    store = (
+        update(pages).where(pages.c.id == bindparam("page_id")).values(links=bindparam("packed"))
+    )
+    last_id = 0
+    while True:
+        ids = (
+            connection.execute(
+                select(pages.c.id)
+                .where(pages.c.id > last_id)
+                .order_by(pages.c.id)
+                .limit(_PACK_CHUNK)
+            )
+            .scalars()
+            .all()
+        )
+        if not ids:
+            break
+        rows = connection.execute(
+            select(_v1_links)
+            .where(_v1_links.c.page_id.between(ids[0], ids[-1]))
+            .order_by(_v1_links.c.page_id, _v1_links.c.position)
+        )
+        by_page: dict[int, list[Link]] = {}
+        for row in rows:
+            by_page.setdefault(row.page_id, []).append(
+                Link(row.url, row.anchor, row.block, row.block_text, bool(row.nofollow))
+            )
+        if by_page:
+            connection.execute(
+                store,
+                [
+                    {"page_id": page_id, "packed": encode_links(found)}
+                    for page_id, found in by_page.items()
+                ],
+            )
+        last_id = ids[-1]
+    _v1_links.drop(connection)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "runs, pages, links and failures", create_tables(runs, pages, links, failures)),
+    Migration(1, "runs, pages, links and failures", _create_v1),
+    Migration(2, "links packed into pages.links; links table dropped", _links_into_pages),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

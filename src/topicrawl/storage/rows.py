@@ -1,8 +1,8 @@
-"""Convert pages, links and failures to database rows and back.
+"""Convert pages (with their packed links) and failures to database rows and back.
 
-Strings are made storable on both databases before they are written: NUL characters (which
-PostgreSQL ``TEXT`` cannot hold) become U+FFFD, as HTML parsers do, and lone surrogates (which
-neither database can encode as UTF-8) become ``?``. JSON is written ASCII-only.
+Strings are made storable on both databases before they are written
+(:func:`~topicrawl.storage.storable.clean`: NUL becomes U+FFFD, a lone surrogate ``?``). JSON
+is written ASCII-only.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from types import MappingProxyType
 from typing import Any
 
 from topicrawl.core.errors import StorageError
-from topicrawl.core.models import EMPTY_REASONS, ErrorKind, FetchFailure, Link, Page
-from topicrawl.storage.schema import failures, links, pages
+from topicrawl.core.models import EMPTY_REASONS, ErrorKind, FetchFailure, Page
+from topicrawl.storage.outlinks import decode_links, encode_links
+from topicrawl.storage.schema import failures, pages
+from topicrawl.storage.storable import clean, clean_opt
 
 __all__ = [
     "FAILURE_COLUMNS",
-    "LINK_COLUMNS",
     "PAGE_COLUMNS",
     "ArchivedPage",
     "PendingPage",
@@ -31,18 +32,18 @@ __all__ = [
     "failure_from_row",
     "failure_row",
     "headers_from_row",
-    "link_from_row",
-    "link_rows",
     "page_from_row",
     "page_row",
+    "pending_page",
     "prepare_batch",
     "run_from_row",
 ]
 
 # Column orders of the rows built here; the statements are compiled to take exactly these.
 PAGE_COLUMNS: tuple[str, ...] = tuple(c.name for c in pages.columns if c.name != "id")
-LINK_COLUMNS: tuple[str, ...] = tuple(c.name for c in links.columns)
 FAILURE_COLUMNS: tuple[str, ...] = tuple(c.name for c in failures.columns if c.name != "id")
+
+_BODY_AT = PAGE_COLUMNS.index("body")
 
 # zlib level 1: about as small as level 6 on HTML, and several times faster on the write path.
 _BODY_LEVEL = 1
@@ -75,46 +76,34 @@ class StoredRun:
 
 @dataclass(frozen=True, slots=True)
 class PendingPage:
-    """A page waiting in the write buffer, with its run and optional raw response."""
+    """A page waiting in the write buffer, with its row (built by :func:`pending_page` when the
+    page is saved) and, when bodies are kept, the raw body still to be compressed into it."""
 
     page: Page
-    run_id: int
-    body: bytes | None
-    headers: Mapping[str, str] | None
+    row: tuple[Any, ...]
+    body: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedBatch:
-    """One transaction's rows: pages (in save order), each page's links, and failures.
-
-    ``links`` pairs a page's stored URL with its link rows, which lack the leading ``page_id``
-    (known only once the page row is written).
-    """
+    """One transaction's rows: pages (in save order, one per URL) and failures."""
 
     page_rows: list[tuple[Any, ...]]
-    urls: list[str]
-    links: list[tuple[str, list[tuple[Any, ...]]]]
     failure_rows: list[tuple[Any, ...]]
 
 
-def clean(value: str) -> str:
-    """``value`` made storable as UTF-8 text in SQLite and PostgreSQL alike."""
-    if "\x00" in value:
-        value = value.replace("\x00", "\ufffd")
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            value = value.encode("utf-8", "replace").decode("utf-8")
-    return value
+# Built once: json.dumps with options builds a new encoder on every call.
+_encode_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def _clean_opt(value: str | None) -> str | None:
-    return None if value is None else clean(value)
+def _reasons_json(reasons: Mapping[str, float]) -> str:
+    if not reasons:
+        return "{}"
+    return _encode_json({str(k): float(v) for k, v in reasons.items()})
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"))
+def _redirects_json(redirects: Sequence[str]) -> str:
+    return _encode_json(list(redirects)) if redirects else "[]"
 
 
 def page_row(
@@ -126,39 +115,43 @@ def page_row(
         clean(page.final_url),
         int(page.status),
         int(page.depth),
-        _clean_opt(page.parent_url),
+        clean_opt(page.parent_url),
         float(page.fetched_at),
         clean(page.content_type),
-        _clean_opt(page.encoding),
+        clean_opt(page.encoding),
         clean(page.title),
         clean(page.text),
-        _clean_opt(page.lang),
-        _clean_opt(page.content_hash),
-        _clean_opt(page.duplicate_of),
+        clean_opt(page.lang),
+        clean_opt(page.content_hash),
+        clean_opt(page.duplicate_of),
         None if page.relevance is None else float(page.relevance),
         float(page.score),
-        _json({str(k): float(v) for k, v in page.reasons.items()}),
+        _reasons_json(page.reasons),
         float(page.elapsed),
         int(page.size),
-        _json(list(page.redirects)),
+        _redirects_json(page.redirects),
         bool(page.noindex),
         int(run_id),
         None if body is None else zlib.compress(body, _BODY_LEVEL),
-        None if headers is None else _json({str(k): str(v) for k, v in headers.items()}),
+        None if headers is None else _encode_json({str(k): str(v) for k, v in headers.items()}),
+        encode_links(page.links),
     )
 
 
-def link_rows(page_links: Sequence[Link]) -> list[tuple[Any, ...]]:
-    """The ``links`` rows of a page, without the leading ``page_id``."""
-    rows: list[tuple[Any, ...]] = []
-    for position, link in enumerate(page_links):
-        url, anchor, block_text = link.url, link.anchor, link.block_text
-        # One check for the three strings: almost every link is plain ASCII without NULs.
-        joined = url + anchor + block_text
-        if not joined.isascii() or "\x00" in joined:
-            url, anchor, block_text = clean(url), clean(anchor), clean(block_text)
-        rows.append((position, url, anchor, int(link.block), block_text, bool(link.nofollow)))
-    return rows
+def pending_page(
+    page: Page, *, run_id: int, body: bytes | None, headers: Mapping[str, str] | None
+) -> PendingPage:
+    """``page`` ready for the write buffer: its row built now, its body (if any) to be
+    compressed into the row when the batch is prepared.
+
+    Raises:
+        StorageError: a field of ``page`` cannot be stored (not of its declared type).
+    """
+    try:
+        row = page_row(page, run_id=run_id, body=None, headers=headers)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise StorageError(f"page {page.url!r} cannot be stored: {exc}") from exc
+    return PendingPage(page=page, row=row, body=body)
 
 
 def failure_row(failure: FetchFailure, *, run_id: int) -> tuple[Any, ...]:
@@ -170,33 +163,27 @@ def failure_row(failure: FetchFailure, *, run_id: int) -> tuple[Any, ...]:
         None if failure.status is None else int(failure.status),
         float(failure.at),
         int(failure.depth),
-        _clean_opt(failure.parent_url),
+        clean_opt(failure.parent_url),
         int(failure.attempts),
         int(run_id),
     )
 
 
 def prepare_batch(
-    entries: Iterable[PendingPage],
-    failed: Iterable[tuple[FetchFailure, int]],
-    *,
-    keep_body: bool,
+    entries: Iterable[PendingPage], failed: Iterable[tuple[FetchFailure, int]]
 ) -> PreparedBatch:
-    """Build one transaction's rows. CPU-bound: storage runs it in a worker thread."""
-    by_url: dict[str, tuple[tuple[Any, ...], list[tuple[Any, ...]]]] = {}
+    """Build one transaction's rows. Cheap unless there are raw bodies to compress: storage
+    then runs it in a worker thread (zlib lets other threads run while it compresses)."""
+    by_url: dict[str, tuple[Any, ...]] = {}
     for entry in entries:
-        row = page_row(
-            entry.page,
-            run_id=entry.run_id,
-            body=entry.body if keep_body else None,
-            headers=entry.headers if keep_body else None,
-        )
+        row = entry.row
+        if entry.body is not None:
+            body = zlib.compress(entry.body, _BODY_LEVEL)
+            row = (*row[:_BODY_AT], body, *row[_BODY_AT + 1 :])
         # Two URLs that differ only in unstorable characters become one row; the later wins.
-        by_url[row[0]] = (row, link_rows(entry.page.links))
+        by_url[row[0]] = row
     return PreparedBatch(
-        page_rows=[row for row, _ in by_url.values()],
-        urls=list(by_url),
-        links=[(url, rows) for url, (_, rows) in by_url.items() if rows],
+        page_rows=list(by_url.values()),
         failure_rows=[failure_row(failure, run_id=run_id) for failure, run_id in failed],
     )
 
@@ -220,8 +207,13 @@ def _reasons(raw: str) -> Mapping[str, float]:
     return MappingProxyType(loaded) if loaded else EMPTY_REASONS
 
 
-def page_from_row(row: Mapping[Any, Any], page_links: tuple[Link, ...] = ()) -> Page:
-    """The :class:`Page` stored in ``row`` (a ``pages`` row mapping)."""
+def page_from_row(row: Mapping[Any, Any], *, with_links: bool = False) -> Page:
+    """The :class:`Page` stored in ``row`` (a ``pages`` row mapping; it must hold the
+    ``links`` column when ``with_links``).
+
+    Raises:
+        StorageError: the row's packed links are damaged.
+    """
     return Page(
         url=row["url"],
         final_url=row["final_url"],
@@ -231,7 +223,7 @@ def page_from_row(row: Mapping[Any, Any], page_links: tuple[Link, ...] = ()) -> 
         content_type=row["content_type"],
         title=row["title"],
         text=row["text"],
-        links=page_links,
+        links=decode_links(row["links"]) if with_links else (),
         lang=row["lang"],
         parent_url=row["parent_url"],
         content_hash=row["content_hash"],
@@ -251,17 +243,6 @@ def headers_from_row(row: Mapping[Any, Any]) -> Mapping[str, str] | None:
     """The stored response headers of a ``pages`` row, if any."""
     raw = row["headers"]
     return None if raw is None else MappingProxyType(json.loads(raw))
-
-
-def link_from_row(row: Mapping[Any, Any]) -> Link:
-    """The :class:`Link` stored in ``row`` (a ``links`` row mapping)."""
-    return Link(
-        url=row["url"],
-        anchor=row["anchor"],
-        block=row["block"],
-        block_text=row["block_text"],
-        nofollow=bool(row["nofollow"]),
-    )
 
 
 def failure_from_row(row: Mapping[Any, Any]) -> FetchFailure:

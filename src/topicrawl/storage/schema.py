@@ -6,6 +6,12 @@ databases store them the same way.
 
 To add a table (topics, posts, heat, entities, ...): define it on :data:`metadata` below, then
 append a migration that creates it (see :mod:`topicrawl.storage.migrations`).
+
+A page's outgoing links live in its own row, packed into the one ``pages.links`` column
+(:mod:`topicrawl.storage.outlinks`), not one row per link: writing a row and two index entries
+per link made links, not pages, the cost of storage. A link-graph index (which pages link to a
+URL, edges for PageRank) is a *derived* table, to be built from that column by a later job;
+no such table is built yet.
 """
 
 from __future__ import annotations
@@ -15,19 +21,15 @@ from sqlalchemy import (
     Boolean,
     Column,
     Double,
-    ForeignKey,
-    Index,
     Integer,
     LargeBinary,
     MetaData,
-    PrimaryKeyConstraint,
     Table,
     Text,
 )
 
 __all__ = [
     "failures",
-    "links",
     "metadata",
     "pages",
     "runs",
@@ -95,23 +97,7 @@ pages = Table(
     Column("run_id", Id, nullable=True),
     Column("body", LargeBinary, nullable=True, comment="zlib-compressed raw body (keep_body)"),
     Column("headers", Text, nullable=True, comment="JSON object of response headers"),
-)
-
-# Clustered on (page_id, position) (WITHOUT ROWID in SQLite): a page's links sit together, in
-# document order, which makes writing, replacing and reading them one range each.
-links = Table(
-    "links",
-    metadata,
-    Column("page_id", Id, ForeignKey("pages.id", ondelete="CASCADE"), nullable=False),
-    Column("position", Integer, nullable=False),
-    Column("url", Text, nullable=False),
-    Column("anchor", Text, nullable=False),
-    Column("block", Integer, nullable=False),
-    Column("block_text", Text, nullable=False),
-    Column("nofollow", Boolean, nullable=False),
-    PrimaryKeyConstraint("page_id", "position"),
-    Index(None, "url"),
-    sqlite_with_rowid=False,
+    Column("links", LargeBinary, nullable=True, comment="outgoing links, see storage.outlinks"),
 )
 
 failures = Table(

@@ -4,6 +4,11 @@ Pages and failures are buffered in memory and written in batches by a background
 ``batch_size`` pages are waiting, every ``flush_interval`` seconds, on :meth:`SqlStorage.flush`
 and on :meth:`SqlStorage.close`. Each batch is one transaction. Reads (counts, iteration) flush
 first, so they see every write made before them.
+
+A page's outgoing links are stored in its own row, packed into one column
+(:mod:`topicrawl.storage.outlinks`), so a page costs one row however many links it has. A
+link-graph index (the pages linking to a URL, PageRank edges) is a derived table to be built
+from that column by a later job; no such table is built yet.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.expression import Executable
 
 from topicrawl.core.errors import StorageError
-from topicrawl.core.models import FetchFailure, Link, Page
+from topicrawl.core.models import FetchFailure, Page
 from topicrawl.storage.buffer import WriteBuffer
 from topicrawl.storage.errors import with_retries
 from topicrawl.storage.hashes import HashFilter
@@ -36,13 +41,14 @@ from topicrawl.storage.rows import (
     clean,
     decode_body,
     failure_from_row,
+    failure_row,
     headers_from_row,
-    link_from_row,
     page_from_row,
+    pending_page,
     prepare_batch,
     run_from_row,
 )
-from topicrawl.storage.schema import failures, links, pages, runs
+from topicrawl.storage.schema import failures, pages, runs
 from topicrawl.storage.statements import Statements, write_batch
 from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine, parse_target
 
@@ -55,8 +61,11 @@ _T = TypeVar("_T")
 # Rows read per query when iterating pages and failures, and when loading content hashes.
 _READ_CHUNK = 500
 _HASH_CHUNK = 20_000
+# Seconds a caller saving in a tight loop runs before giving a busy writer a turn.
+_YIELD_EVERY = 0.001
 
-_PAGE_FIELDS = [column for column in pages.columns if column.name not in {"body", "headers"}]
+# A page's columns but the kept raw response and the packed links, which are read on request.
+_PAGE_FIELDS = [c for c in pages.columns if c.name not in {"body", "headers", "links"}]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,28 @@ class StorageStats:
     last_flush_seconds: float
     max_flush_seconds: float
     total_flush_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class _TakenBatch:
+    """Pages and failures taken from the buffer, with their rows (being) prepared: at once,
+    or in a worker thread when raw bodies need compressing."""
+
+    pages: list[PendingPage]
+    failures: list[tuple[FetchFailure, int]]
+    preparing: asyncio.Future[PreparedBatch]
+    started: float
+
+    def discard(self) -> None:
+        """Drop the rows being prepared (the thread still finishes; its outcome is ignored)."""
+        self.preparing.add_done_callback(_ignore_outcome)
+
+
+def _ignore_outcome(future: asyncio.Future[PreparedBatch]) -> None:
+    # Retrieved so asyncio does not log "exception was never retrieved" for a discarded batch;
+    # the batch itself is back in the buffer and will be prepared again.
+    if not future.cancelled():
+        future.exception()
 
 
 class SqlStorage:
@@ -142,6 +173,7 @@ class SqlStorage:
         self._error: StorageError | None = None
 
         self._buffer = WriteBuffer()
+        self._last_yield = 0.0
         use_filter = self._target.dialect == "sqlite" if hash_filter is None else hash_filter
         self._hashes: HashFilter | None = HashFilter() if use_filter else None
 
@@ -344,18 +376,30 @@ class SqlStorage:
         after HTTP decompression) and ``headers`` (the response headers) are stored only when
         the storage keeps bodies (``keep_body=True``), for WARC export.
 
+        The page's row is built here, on the caller's thread (about a microsecond a link), so
+        a page that cannot be stored is refused at once instead of failing a later batch.
+
         Raises:
             StorageError: an earlier background write failed and has not yet succeeded on
-                retry (the buffered pages are kept), or the storage is not open.
+                retry (the buffered pages are kept), the storage is not open, or a field of
+                ``page`` is not of its declared type.
         """
         self._check_writable()
         if self._buffer.page_count >= self._max_buffered:
             await self.flush()
-        self._buffer.add_page(PendingPage(page=page, run_id=run_id, body=body, headers=headers))
-        if self._hashes is not None and page.content_hash is not None:
-            self._hashes.add(clean(page.content_hash))
+        keep = self._keep_body
+        entry = pending_page(
+            page,
+            run_id=run_id,
+            body=body if keep else None,
+            headers=headers if keep else None,
+        )
+        self._buffer.add_page(entry)
+        if self._hashes is not None and entry.page.content_hash is not None:
+            self._hashes.add(clean(entry.page.content_hash))
         if self._buffer.page_count >= self._batch_size:
             self._wake.set()
+        await self._let_writer_run()
 
     async def save_failure(self, failure: FetchFailure, *, run_id: int) -> None:
         """Buffer a failed fetch for writing.
@@ -364,11 +408,29 @@ class SqlStorage:
             StorageError: as for :meth:`save_page`.
         """
         self._check_writable()
+        # Built now only to refuse a failure that cannot be stored; the batch builds it again.
+        try:
+            failure_row(failure, run_id=run_id)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise StorageError(f"failure for {failure.url!r} cannot be stored: {exc}") from exc
         if self._buffer.failure_count >= self._max_buffered:
             await self.flush()
         self._buffer.add_failure(failure, run_id)
         if self._buffer.failure_count >= self._batch_size:
             self._wake.set()
+        await self._let_writer_run()
+
+    async def _let_writer_run(self) -> None:
+        # A caller saving in a tight loop (an import, a benchmark) would otherwise never give
+        # the background writer's steps a turn until the buffer is full. While a write is due
+        # or under way, saves yield about once a millisecond, so building rows here overlaps
+        # with the database's work on the last batch.
+        if not (self._wake.is_set() or self._lock.locked()):
+            return
+        now = time.perf_counter()
+        if now - self._last_yield >= _YIELD_EVERY:
+            self._last_yield = now
+            await asyncio.sleep(0)
 
     async def flush(self) -> None:
         """Write everything buffered so far, one transaction per batch.
@@ -444,34 +506,71 @@ class SqlStorage:
             self._error = StorageError(f"the storage background writer stopped: {exc!r}")
 
     async def _drain(self) -> None:
+        """Write the batches buffered now, preparing each batch's rows (in a worker thread,
+        when bodies need compressing) while the one before it is written."""
         async with self._lock:
             # Only what is buffered now: under a steady stream of saves a flush still ends.
             rounds = max(
                 math.ceil(self._buffer.page_count / self._batch_size),
                 math.ceil(self._buffer.failure_count / self._batch_size),
             )
-            for _ in range(rounds):
-                await self._write_next_batch()
+            current = self._take_batch() if rounds else None
+            rounds -= 1
+            while current is not None:
+                upcoming = None
+                try:
+                    if rounds > 0:
+                        upcoming = self._take_batch()
+                        rounds -= 1
+                    await self._write_taken(current)
+                except BaseException:
+                    # Back in front, in order: the unwritten batch, then the one after it.
+                    if upcoming is not None:
+                        upcoming.discard()
+                        self._buffer.restore(upcoming.pages, upcoming.failures)
+                    self._buffer.restore(current.pages, current.failures)
+                    raise
+                current = upcoming
             self._error = None
 
-    async def _write_next_batch(self) -> None:
-        taken, taken_failures = self._buffer.take(self._batch_size)
-        started = time.perf_counter()
-        try:
-            batch = await asyncio.to_thread(
-                prepare_batch, taken, taken_failures, keep_body=self._keep_body
+    def _take_batch(self) -> _TakenBatch:
+        """Take the next batch from the buffer and start preparing its rows.
+
+        A preparation error is delivered through the batch's future, like a write error.
+        """
+        pages_taken, failures_taken = self._buffer.take(self._batch_size)
+        preparing: asyncio.Future[PreparedBatch]
+        if any(entry.body is not None for entry in pages_taken):
+            preparing = asyncio.ensure_future(
+                asyncio.to_thread(prepare_batch, pages_taken, failures_taken)
             )
-            await self._attempt(
-                f"writing {len(taken)} pages and {len(taken_failures)} failures",
-                partial(self._write_batch, batch),
-            )
-        except BaseException:
-            self._buffer.restore(taken, taken_failures)
-            raise
-        elapsed = time.perf_counter() - started
-        self._buffer.committed(taken)
+        else:
+            # Rows were built when saved: nothing here is worth a thread hop.
+            preparing = asyncio.get_running_loop().create_future()
+            try:
+                preparing.set_result(prepare_batch(pages_taken, failures_taken))
+            except Exception as exc:
+                preparing.set_exception(exc)
+            except BaseException:
+                self._buffer.restore(pages_taken, failures_taken)
+                raise
+        return _TakenBatch(
+            pages=pages_taken,
+            failures=failures_taken,
+            preparing=preparing,
+            started=time.perf_counter(),
+        )
+
+    async def _write_taken(self, taken: _TakenBatch) -> None:
+        batch = await taken.preparing
+        await self._attempt(
+            f"writing {len(taken.pages)} pages and {len(taken.failures)} failures",
+            partial(self._write_batch, batch),
+        )
+        elapsed = time.perf_counter() - taken.started
+        self._buffer.committed(taken.pages)
         self._pages_written += len(batch.page_rows)
-        self._failures_written += len(taken_failures)
+        self._failures_written += len(taken.failures)
         self._batches += 1
         self._last_flush = elapsed
         self._max_flush = max(self._max_flush, elapsed)
@@ -561,7 +660,11 @@ class SqlStorage:
         self, *, with_links: bool, with_body: bool
     ) -> AsyncIterator[tuple[Page, Mapping[Any, Any]]]:
         await self.flush()
-        columns = [*_PAGE_FIELDS, pages.c.body, pages.c.headers] if with_body else _PAGE_FIELDS
+        columns = list(_PAGE_FIELDS)
+        if with_links:
+            columns.append(pages.c.links)
+        if with_body:
+            columns += [pages.c.body, pages.c.headers]
         last_id = 0
         while True:
             statement = (
@@ -570,31 +673,14 @@ class SqlStorage:
             rows = await self._attempt("reading pages", partial(self._read, statement))
             if not rows:
                 return
-            page_links: dict[int, list[Link]] = {}
-            if with_links:
-                page_links = await self._attempt(
-                    "reading links", partial(self._read_links, rows[0].id, rows[-1].id)
-                )
             for row in rows:
                 mapping = row._mapping
-                found = page_links.get(row.id)
-                yield page_from_row(mapping, tuple(found) if found else ()), mapping
+                yield page_from_row(mapping, with_links=with_links), mapping
             last_id = rows[-1].id
 
     async def _read(self, statement: Executable) -> Sequence[Row[Any]]:
         async with self._read_engine().connect() as connection:
             return (await connection.execute(statement)).all()
-
-    async def _read_links(self, first_id: int, last_id: int) -> dict[int, list[Link]]:
-        statement = (
-            select(links)
-            .where(links.c.page_id.between(first_id, last_id))
-            .order_by(links.c.page_id, links.c.position)
-        )
-        found: dict[int, list[Link]] = {}
-        for row in await self._read(statement):
-            found.setdefault(row.page_id, []).append(link_from_row(row._mapping))
-        return found
 
     # -- errors ----------------------------------------------------------------------------
 

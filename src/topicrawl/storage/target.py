@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from topicrawl.core.errors import ConfigError, StorageError
 
-__all__ = ["WRITE_OPTION", "DatabaseTarget", "create_engine", "parse_target"]
+__all__ = ["SQLITE_PAGE_SIZE", "WRITE_OPTION", "DatabaseTarget", "create_engine", "parse_target"]
 
 _log = logging.getLogger(__name__)
 
@@ -33,6 +33,14 @@ _log = logging.getLogger(__name__)
 WRITE_OPTION = "topicrawl_write"
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+# Pages of 20 KB text span fewer overflow pages at 8 KiB than at SQLite's default 4 KiB.
+SQLITE_PAGE_SIZE = 8192
+# Checkpoint the WAL into the database once it holds this much (SQLite's default is ~4 MiB,
+# less than one batch of pages): each checkpoint costs two fsyncs and rewrites the index pages
+# touched since the last, so a checkpoint every few batches instead of every one roughly
+# doubled raw insert throughput. The WAL file grows to about this size while a crawl runs.
+_WAL_CHECKPOINT_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,12 +196,15 @@ def _sqlite_engine(target: DatabaseTarget, *, busy_timeout: float) -> AsyncEngin
 
 
 def _set_pragmas(dbapi_connection: Any, target: DatabaseTarget, busy_timeout: float) -> None:
-    """WAL, NORMAL sync, foreign keys and the busy timeout; transactions left to SQLAlchemy."""
+    """Page size (new files), WAL and its checkpoint interval, NORMAL sync, foreign keys and
+    the busy timeout; transactions left to SQLAlchemy."""
     # Hand transaction control to SQLAlchemy (the engine's "begin" hook): the sqlite3
     # module's legacy mode would run DDL outside the migration transaction.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     try:
+        # Only takes effect on a new, empty file (a WAL database keeps the size it has).
+        cursor.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")
         cursor.execute("PRAGMA journal_mode=WAL")
         row = cursor.fetchone()
         if row is None or str(row[0]).lower() != "wal":
@@ -204,6 +215,9 @@ def _set_pragmas(dbapi_connection: Any, target: DatabaseTarget, busy_timeout: fl
                 row[0] if row else None,
             )
         cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA page_size")
+        page_size = int(cursor.fetchone()[0])
+        cursor.execute(f"PRAGMA wal_autocheckpoint={max(1, _WAL_CHECKPOINT_BYTES // page_size)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from topicrawl.core.models import ErrorKind, FetchFailure, Page
 from topicrawl.storage.buffer import WriteBuffer
-from topicrawl.storage.rows import PendingPage
+from topicrawl.storage.rows import PendingPage, pending_page
 
 
 def entry(url: str, content_hash: str | None = None, **changes: object) -> PendingPage:
@@ -18,7 +18,7 @@ def entry(url: str, content_hash: str | None = None, **changes: object) -> Pendi
         content_hash=content_hash,
         **changes,  # type: ignore[arg-type]
     )
-    return PendingPage(page=page, run_id=1, body=None, headers=None)
+    return pending_page(page, run_id=1, body=None, headers=None)
 
 
 def urls(taken: list[PendingPage]) -> list[str]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from topicrawl.core.models import Link, Page
 from topicrawl.storage import SqlStorage
-from topicrawl.storage.rows import clean, decode_body, page_row
+from topicrawl.storage.rows import PAGE_COLUMNS, clean, decode_body, page_row
 
 hostile_text = st.text(
     alphabet=st.characters(codec=None, exclude_categories=()),  # surrogates and NULs included
@@ -37,7 +37,7 @@ def test_bodies_are_stored_compressed_and_read_back() -> None:
     body = b"<p>" + b"repetitive " * 1000 + b"</p>"
     page = Page(url="u", final_url="u", status=200, depth=0, fetched_at=0.0, content_type="t")
 
-    stored = page_row(page, run_id=1, body=body, headers=None)[-2]
+    stored = page_row(page, run_id=1, body=body, headers=None)[PAGE_COLUMNS.index("body")]
 
     assert len(stored) < len(body) / 10
     assert decode_body(stored) == body
@@ -54,7 +54,14 @@ pages = st.builds(
     title=hostile_text,
     text=hostile_text,
     links=st.lists(
-        st.builds(Link, url=st.text(max_size=40), anchor=hostile_text, block=st.integers(0, 50)),
+        st.builds(
+            Link,
+            url=st.text(max_size=40),
+            anchor=hostile_text,
+            block=st.integers(0, 50),
+            block_text=hostile_text,
+            nofollow=st.booleans(),
+        ),
         max_size=5,
     ).map(tuple),
     relevance=st.none() | st.floats(-1e9, 1e9),
