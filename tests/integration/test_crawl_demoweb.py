@@ -157,7 +157,9 @@ async def test_kill_9_then_resume_loses_nothing(server: DemoWebServer, tmp_path:
         "--concurrency",
         "4",
         "--per-host",
-        "2",
+        "1",
+        "--delay",
+        "0.1",
         "--max-depth",
         str(MAX_DEPTH),
         "--db",
@@ -179,16 +181,21 @@ async def test_kill_9_then_resume_loses_nothing(server: DemoWebServer, tmp_path:
         child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and _count_pages(db) < 60:
+        while time.monotonic() < deadline and _count_pages(db) < 80:
             await asyncio.sleep(0.1)
         assert child.poll() is None, errors.read_text()
         child.send_signal(signal.SIGKILL)
+        killed_time = time.time()
         child.wait(10)
     finally:
         if child.poll() is None:
             child.kill()
     killed_at = _count_pages(db)
-    assert killed_at >= 60
+    assert killed_at >= 80
+    # Acks become durable at checkpoints (every 0.2 s here, plus the flush itself; the
+    # crawl is slowed to ~40 pages/s so that is a small part of what was stored): only
+    # pages fetched shortly before the kill may be fetched again, never older ones.
+    recent = _count_pages(db, since=killed_time - 0.6)
     resumed = subprocess.run(
         argv, check=False, env=env, capture_output=True, text=True, timeout=120
     )
@@ -201,15 +208,16 @@ async def test_kill_9_then_resume_loses_nothing(server: DemoWebServer, tmp_path:
     assert len({p.url for p in pages}) == len(pages)
     # Fetched twice: at most the leases in flight, the acks since the last checkpoint (0.2 s)
     # and the redirects.
-    assert _refetched(server) <= 4 + 30 + 2 * _redirects(server)
+    assert _refetched(server) <= 4 + recent + 2 * _redirects(server)
 
 
-def _count_pages(db: Path) -> int:
+def _count_pages(db: Path, *, since: float = 0.0) -> int:
     if not db.exists():
         return 0
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
-            return int(con.execute("SELECT count(*) FROM pages").fetchone()[0])
+            query = "SELECT count(*) FROM pages WHERE fetched_at > ?"
+            return int(con.execute(query, (since,)).fetchone()[0])
     except sqlite3.Error:
         return 0
 
