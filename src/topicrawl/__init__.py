@@ -17,29 +17,39 @@ From code::
 
 from __future__ import annotations
 
-from topicrawl.core import (
-    ConfigError,
-    CrawlSettings,
-    CrawlStats,
-    FetchError,
-    Page,
-    Request,
-    StorageError,
-    TopicrawlError,
-    load_settings,
-)
+import importlib
+from typing import TYPE_CHECKING
 
-_ENGINE_NAMES = frozenset({"CrawlReport", "open_crawl", "open_storage", "run_crawl"})
+if TYPE_CHECKING:
+    from topicrawl.core.config import CrawlSettings, load_settings
+    from topicrawl.core.errors import ConfigError, FetchError, StorageError, TopicrawlError
+    from topicrawl.core.models import CrawlStats, Page, Request
+    from topicrawl.engine.build import CrawlReport, open_crawl, open_storage, run_crawl
+
+# Names resolve on first use: a parse worker process or a part's own tests import
+# `topicrawl.<part>` without paying for the settings (pydantic) or the engine (everything).
+_LAZY = {
+    "CrawlSettings": "topicrawl.core.config",
+    "load_settings": "topicrawl.core.config",
+    "ConfigError": "topicrawl.core.errors",
+    "FetchError": "topicrawl.core.errors",
+    "StorageError": "topicrawl.core.errors",
+    "TopicrawlError": "topicrawl.core.errors",
+    "CrawlStats": "topicrawl.core.models",
+    "Page": "topicrawl.core.models",
+    "Request": "topicrawl.core.models",
+    "CrawlReport": "topicrawl.engine.build",
+    "open_crawl": "topicrawl.engine.build",
+    "open_storage": "topicrawl.engine.build",
+    "run_crawl": "topicrawl.engine.build",
+}
 
 
 def __getattr__(name: str) -> object:
-    # The engine pulls in every part of the crawler; import it only when asked for, so that
-    # `import topicrawl.core` (and every part's own tests) stays light.
-    if name in _ENGINE_NAMES:
-        from topicrawl import engine  # noqa: PLC0415
-
-        return getattr(engine, name)
-    raise AttributeError(f"module 'topicrawl' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'topicrawl' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from topicrawl.core.config import CrawlSettings, load_settings
+from typing import TYPE_CHECKING
+
 from topicrawl.core.errors import ConfigError, FetchError, StorageError, TopicrawlError
 from topicrawl.core.models import (
     CrawlStats,
@@ -17,6 +18,20 @@ from topicrawl.core.models import (
     StrategyResult,
 )
 from topicrawl.core.protocols import Fetcher, Frontier, Source, Storage, Strategy
+
+if TYPE_CHECKING:
+    from topicrawl.core.config import CrawlSettings, load_settings
+
+
+def __getattr__(name: str) -> object:
+    # The settings tree needs pydantic (~25 MB); processes that never read settings (parse
+    # workers) skip it.
+    if name in {"CrawlSettings", "load_settings"}:
+        from topicrawl.core import config  # noqa: PLC0415
+
+        return getattr(config, name)
+    raise AttributeError(f"module 'topicrawl.core' has no attribute {name!r}")
+
 
 __all__ = [
     "ConfigError",

@@ -6,6 +6,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 __all__ = [
     "EMPTY_REASONS",
@@ -91,7 +92,8 @@ class Response:
     ``url`` is what was asked for, ``final_url`` where the redirects ended (canonical).
     ``redirects`` lists the intermediate URLs in order. ``text`` is the body decoded with
     ``encoding`` (detected when the declared one was missing or wrong), or ``None`` for
-    non-text content.
+    non-text content and when the fetcher left decoding to the parser; ``charset`` is what
+    the Content-Type header declared, if anything.
     """
 
     url: str
@@ -105,15 +107,19 @@ class Response:
     fetched_at: float
     elapsed: float
     redirects: tuple[str, ...] = ()
+    charset: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(NamedTuple):
     """An outgoing link of a page.
 
     ``block`` numbers the DOM block the anchor sits in (0, 1, ... in document order); every
     link of one block shares ``block_text``, the block's extended anchor text: the anchor
     texts of all links in the block joined, which focused strategies score once for the block.
+
+    A named tuple rather than a frozen dataclass (the other models): a page carries hundreds
+    of links, and building or unpickling a slotted frozen dataclass costs about ten times as
+    much (measured: 4 us against 0.4 us a link; 1.3 ms against 0.1 ms to unpickle 150).
     """
 
     url: str

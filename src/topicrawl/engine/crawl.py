@@ -29,18 +29,18 @@ from topicrawl.core.models import (
     FetchFailure,
     Lease,
     Page,
-    ParsedPage,
     Request,
     Response,
 )
 from topicrawl.core.protocols import Fetcher, Frontier, Storage, Strategy
 from topicrawl.parse.urls import Scope, host_of
+from topicrawl.parse.worker import ParsedDocument
 
 __all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "HostPolicy"]
 
 log = logging.getLogger(__name__)
 
-ParseFn = Callable[[Response], Awaitable[tuple[ParsedPage, str | None]]]
+ParseFn = Callable[[Response], Awaitable[ParsedDocument]]
 ProgressFn = Callable[[CrawlStats], None]
 
 
@@ -50,7 +50,9 @@ class CrawlLimits:
 
     ``max_pages`` counts stored pages over the whole crawl, resumed runs included (0 = no
     limit). ``max_blocked`` is how often a URL may be put back because its server asked us to
-    slow down before it is given up as failed.
+    slow down before it is given up as failed. ``max_held_bytes`` bounds the bodies held
+    between fetch and storage: above it no new fetch starts until some are stored, so a run
+    of big pages slows the crawl down instead of growing its memory.
     """
 
     max_pages: int = 0
@@ -59,6 +61,7 @@ class CrawlLimits:
     follow_nofollow: bool = False
     max_blocked: int = 3
     checkpoint_interval: float = 1.0
+    max_held_bytes: int = 32_000_000
 
 
 class CrawlDelays(Protocol):
@@ -148,6 +151,9 @@ class Crawler:
         self._checkpointing = False
         self._held_acks: list[Lease] = []
         self._fatal: BaseException | None = None
+        self._held_bytes = 0
+        self._room = asyncio.Event()
+        self._room.set()
 
     @property
     def frontier(self) -> Frontier:
@@ -211,6 +217,9 @@ class Crawler:
                     return
                 await self._wait(0.05)
                 continue
+            if not self._room.is_set():
+                await self._room.wait()
+                continue
             # Reserve the slot before awaiting, so two workers cannot both take the last one.
             self._in_progress += 1
             lease = await self._frontier.pop()
@@ -264,14 +273,28 @@ class Crawler:
         except FetchError as exc:
             await self._fail(lease, exc.kind, exc.message, status=exc.status)
             return
+        self._hold(len(response.body))
+        try:
+            await self._handle(lease, response)
+        finally:
+            self._hold(-len(response.body))
+
+    def _hold(self, size: int) -> None:
+        self._held_bytes += size
+        if self._held_bytes > self._limits.max_held_bytes:
+            self._room.clear()
+        else:
+            self._room.set()
+
+    async def _handle(self, lease: Lease, response: Response) -> None:
+        request = lease.request
         if response.final_url != request.url and not await self._claim_target(response):
             # The redirect ends on a page the crawl knows under its own URL: it is (or will be)
             # stored there, so storing it again here would only make a second row.
             await self._ack(lease)
             return
         try:
-            parsed, digest = await self._parse(response)
-            page = self._build_page(request, response, parsed, digest)
+            page = self._build_page(request, response, await self._parse(response))
         except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
             log.exception("could not parse %s", request.url)
             await self._fail(lease, ErrorKind.PARSE, f"{type(exc).__name__}: {exc}")
@@ -286,9 +309,8 @@ class Crawler:
         self._redirect_targets.add(target)
         return True
 
-    def _build_page(
-        self, request: Request, response: Response, parsed: ParsedPage, digest: str | None
-    ) -> Page:
+    def _build_page(self, request: Request, response: Response, document: ParsedDocument) -> Page:
+        parsed = document.page
         return Page(
             url=request.url,
             final_url=response.final_url,
@@ -301,12 +323,12 @@ class Crawler:
             links=parsed.links,
             lang=parsed.lang,
             parent_url=request.parent_url,
-            content_hash=digest,
+            content_hash=document.digest,
             score=request.score,
             reasons=request.reasons,
             elapsed=response.elapsed,
             size=len(response.body),
-            encoding=response.encoding,
+            encoding=response.encoding or document.encoding,
             redirects=response.redirects,
             noindex=parsed.noindex,
         )

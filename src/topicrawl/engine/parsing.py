@@ -1,15 +1,22 @@
 """Parsing fetched HTML off the event loop, in worker processes when the machine has cores.
 
-HTML parsing is the largest CPU cost of a fast crawl (about 2.5 ms a page of real
-documentation, against about 3 ms for everything else a page costs), so with a spare core it
-runs in worker processes and the event loop keeps fetching.
+HTML parsing (with decoding and hashing) is the largest CPU cost of a fast crawl, so with a
+spare core it runs in worker processes and the event loop keeps fetching.
 
-The workers are plain subprocesses (``python -m topicrawl.engine.parse_worker``) talking over
-pipes the event loop reads directly: no helper threads, many pages in flight per worker, no
-inherited file descriptors or locks, and no re-import of the user's ``__main__``. A page that
-takes longer than ``timeout`` (hostile markup can make the HTML parser quadratic) gets its
-worker killed; that page fails as a parse error and the worker's other pages are parsed again
-by a fresh worker, so nothing else is lost.
+The workers are plain subprocesses (``python -m topicrawl.parse.worker``) talking over pipes
+the event loop reads directly: no helper threads, many pages in flight per worker, no
+inherited file descriptors or locks, no re-import of the user's ``__main__``, and only the
+parsing stack imported. Bodies go to the workers as bytes (the worker decodes them), so the
+event loop never holds a decoded copy of a page.
+
+Two limits keep this safe:
+
+- a byte budget on the bodies queued to the workers (``max_pending_bytes``): when the
+  workers fall behind, callers wait instead of piling pages up in pipe buffers;
+- a time limit per page (``timeout``), counted from when the worker starts that page, not
+  from when it was queued. Hostile markup can make the HTML parser quadratic; such a page's
+  worker is killed, the page fails as a parse error, and the worker's other pages are parsed
+  again by a fresh worker, so nothing else is lost.
 """
 
 from __future__ import annotations
@@ -21,24 +28,17 @@ import logging
 import os
 import pickle
 import sys
+import time
 from dataclasses import dataclass, field
 
-from topicrawl.core.models import ParsedPage, Response
-from topicrawl.parse.content import content_hash
-from topicrawl.parse.html import parse_html
+from topicrawl.core.models import Response
+from topicrawl.parse.worker import ParsedDocument, parse_body, unpack
 
-__all__ = ["PageParser", "ParsedDocument", "default_parse_workers", "parse_document"]
+__all__ = ["PageParser", "ParsedDocument", "default_parse_workers", "parse_body"]
 
 log = logging.getLogger(__name__)
 
-ParsedDocument = tuple[ParsedPage, str | None]
 _HEADER_SIZE = 4
-
-
-def parse_document(html: str, url: str) -> ParsedDocument:
-    """Parse one HTML document and hash its text."""
-    parsed = parse_html(html, url=url)
-    return parsed, content_hash(parsed.text) if parsed.text else None
 
 
 def default_parse_workers() -> int:
@@ -49,16 +49,24 @@ def default_parse_workers() -> int:
 
 @dataclass(slots=True)
 class _Job:
-    html: str
     url: str
+    body: bytes | str
+    charset: str | None
     future: asyncio.Future[ParsedDocument]
     attempts: int = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.body)
 
 
 @dataclass(slots=True)
 class _Worker:
     process: asyncio.subprocess.Process
+    # In submission order: a worker answers in that order, so the first is the one it is on.
     pending: dict[int, _Job] = field(default_factory=dict)
+    # When the worker started on its first pending page (its previous answer, or the submit).
+    head_since: float = 0.0
     reader: asyncio.Task[None] | None = None
     killed: bool = False
 
@@ -69,16 +77,28 @@ class PageParser:
     Args:
         workers: worker processes; 0 parses on the event loop's thread.
         timeout: seconds one page may take in a worker before the worker is killed.
+        max_pending_bytes: body bytes queued to the workers at most; a body larger than this
+            is still parsed, alone.
     """
 
-    def __init__(self, *, workers: int, timeout: float = 30.0) -> None:
+    def __init__(
+        self, *, workers: int, timeout: float = 30.0, max_pending_bytes: int = 16_000_000
+    ) -> None:
         if workers < 0:
             raise ValueError(f"workers must be >= 0, got {workers}")
         self._size = workers
         self._timeout = timeout
+        self._budget = max_pending_bytes
+        self._pending_bytes = 0
+        self._room = asyncio.Condition()
         self._workers: list[_Worker] = []
         self._jobs = itertools.count()
         self._starting = asyncio.Lock() if workers else None
+
+    @property
+    def pending_bytes(self) -> int:
+        """Body bytes queued to the workers and not yet answered."""
+        return self._pending_bytes
 
     async def __call__(self, response: Response) -> ParsedDocument:
         """Parse a response.
@@ -86,22 +106,54 @@ class PageParser:
         Raises:
             ValueError: the page could not be parsed (or took longer than the timeout).
         """
-        html = response.text or ""
+        body: bytes | str = response.text if response.text is not None else response.body
         if self._size == 0:
-            return parse_document(html, response.final_url)
+            return parse_body(body, response.final_url, charset=response.charset)
+        size = len(body)
+        async with self._room:
+            await self._room.wait_for(
+                lambda: self._pending_bytes == 0 or self._pending_bytes + size <= self._budget
+            )
+            self._pending_bytes += size
+        try:
+            return await self._parse_in_worker(response.final_url, body, response.charset)
+        finally:
+            async with self._room:
+                self._pending_bytes -= size
+                self._room.notify_all()
+
+    async def _parse_in_worker(
+        self, url: str, body: bytes | str, charset: str | None
+    ) -> ParsedDocument:
         worker = await self._least_busy()
         job = next(self._jobs)
         future: asyncio.Future[ParsedDocument] = asyncio.get_running_loop().create_future()
-        self._submit(worker, job, _Job(html, response.final_url, future))
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), self._timeout)
-        except TimeoutError:
-            log.warning("parsing %s took too long; killing its worker", response.final_url)
+        self._submit(worker, job, _Job(url, body, charset, future))
+        del body
+        waited_for = self._timeout
+        while True:
+            done, _ = await asyncio.wait({future}, timeout=waited_for)
+            if done:
+                return future.result()
+            worker = self._holder(job) or worker
+            if next(iter(worker.pending), None) != job:
+                waited_for = self._timeout  # still queued behind other pages
+                continue
+            running = time.monotonic() - worker.head_since
+            if running < self._timeout:
+                waited_for = self._timeout - running
+                continue
+            log.warning("parsing %s took too long; killing its worker", url)
             worker.pending.pop(job, None)
             worker.killed = True
             with contextlib.suppress(ProcessLookupError):
                 worker.process.kill()
-            raise ValueError(f"parsing took longer than {self._timeout:.0f} s") from None
+            future.cancel()
+            raise ValueError(f"parsing took longer than {self._timeout:.0f} s")
+
+    def _holder(self, job: int) -> _Worker | None:
+        """The worker a job is queued on now (it moves when its first worker dies)."""
+        return next((w for w in self._workers if job in w.pending), None)
 
     async def _least_busy(self) -> _Worker:
         assert self._starting is not None
@@ -117,7 +169,7 @@ class PageParser:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "topicrawl.engine.parse_worker",
+            "topicrawl.parse.worker",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
@@ -128,8 +180,12 @@ class PageParser:
     def _submit(self, worker: _Worker, job: int, entry: _Job) -> None:
         assert worker.process.stdin is not None
         entry.attempts += 1
+        if not worker.pending:
+            worker.head_since = time.monotonic()
         worker.pending[job] = entry
-        payload = pickle.dumps((job, entry.html, entry.url), protocol=pickle.HIGHEST_PROTOCOL)
+        payload = pickle.dumps(
+            (job, entry.url, entry.body, entry.charset), protocol=pickle.HIGHEST_PROTOCOL
+        )
         worker.process.stdin.write(len(payload).to_bytes(_HEADER_SIZE, "big") + payload)
 
     async def _read(self, worker: _Worker) -> None:
@@ -140,11 +196,12 @@ class PageParser:
                 header = await stdout.readexactly(_HEADER_SIZE)
                 payload = await stdout.readexactly(int.from_bytes(header, "big"))
                 job, ok, result = pickle.loads(payload)  # noqa: S301 - our own worker wrote it
+                worker.head_since = time.monotonic()
                 entry = worker.pending.pop(job, None)
                 if entry is None or entry.future.done():
                     continue
                 if ok:
-                    entry.future.set_result(result)
+                    entry.future.set_result(unpack(result))
                 else:
                     entry.future.set_exception(ValueError(result))
         except (asyncio.IncompleteReadError, ConnectionError):

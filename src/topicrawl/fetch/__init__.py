@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from topicrawl.fetch.charset import CharsetSource, DecodedText, decode_body, normalize_charset
 from topicrawl.fetch.client import HttpFetcher, create_session, parse_retry_after
 from topicrawl.fetch.proxies import ProxyPool, ProxyState
 from topicrawl.fetch.robots import (
@@ -12,6 +11,7 @@ from topicrawl.fetch.robots import (
     RobotsFile,
     robots_agent,
 )
+from topicrawl.parse.charset import CharsetSource, DecodedText, decode_body, normalize_charset
 
 __all__ = [
     "CharsetSource",

@@ -32,9 +32,9 @@ from topicrawl.core.errors import (
     UrlTooLong,
 )
 from topicrawl.core.models import ErrorKind, Request, Response
-from topicrawl.fetch.charset import decode_body
 from topicrawl.fetch.proxies import ProxyPool
 from topicrawl.fetch.robots import RobotsCache
+from topicrawl.parse.charset import decode_body
 from topicrawl.parse.urls import InvalidUrl, Scope, canonicalize
 
 __all__ = ["HttpFetcher", "create_session", "parse_retry_after"]
@@ -142,7 +142,9 @@ class HttpFetcher:
     honouring Retry-After (a wait longer than ``backoff_max`` is handed back at once as
     :class:`BlockedError`); refuses unwanted content types from the headers, before any body
     is read; streams the body and stops at ``max_body_bytes`` after decompression; decodes
-    text with a checked charset. Requests go through ``proxies`` when a pool is given.
+    text with a checked charset (or, with ``decode=False``, leaves that to the consumer:
+    the response then carries the declared ``charset`` and ``text`` is None). Requests go
+    through ``proxies`` when a pool is given.
 
     Args:
         settings: the fetch settings.
@@ -154,6 +156,8 @@ class HttpFetcher:
             creates one with :func:`create_session` on first use and closes it itself.
         sleep: how to wait between retries (injectable for tests).
         rng: the random source for backoff jitter (injectable for tests).
+        decode: decode text bodies here; the engine passes False when parse workers decode
+            them (the event loop then never holds a decoded copy of a big page).
     """
 
     def __init__(
@@ -166,8 +170,10 @@ class HttpFetcher:
         session: aiohttp.ClientSession | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
+        decode: bool = True,
     ) -> None:
         self.robots = robots
+        self._decode = decode
         self._settings = settings
         self._scope = scope
         self._proxies = proxies if proxies is not None and len(proxies) > 0 else None
@@ -235,7 +241,7 @@ class HttpFetcher:
                 redirects.append(current)
             current = target
         text = encoding = None
-        if self._is_text(answer.content_type):
+        if self._decode and self._is_text(answer.content_type):
             decoded = decode_body(answer.body, declared=answer.charset)
             text, encoding = decoded.text, decoded.encoding
         return Response(
@@ -247,6 +253,7 @@ class HttpFetcher:
             content_type=answer.content_type,
             encoding=encoding,
             text=text,
+            charset=answer.charset,
             fetched_at=time.time(),
             elapsed=time.perf_counter() - started,
             redirects=tuple(redirects),

@@ -6,11 +6,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import tldextract
 import xxhash
 from w3lib.url import canonicalize_url, safe_url_string
+
+if TYPE_CHECKING:
+    import tldextract
 
 __all__ = [
     "TRACKING_PARAMS",
@@ -40,8 +43,15 @@ TRACKING_PARAMS = frozenset(
 )
 
 _SCHEMES = ("http", "https")
+
+
 # No network fetch of the public suffix list: the snapshot bundled with tldextract is used.
-_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+# Built on first use: tldextract (with requests) costs ~20 MB, which parse workers never need.
+@lru_cache(maxsize=1)
+def _extractor() -> tldextract.TLDExtract:
+    import tldextract  # noqa: PLC0415
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 class InvalidUrl(ValueError):
@@ -143,7 +153,7 @@ def host_of(url: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _registered_domain(host: str) -> str:
-    extracted = _EXTRACT(host)
+    extracted = _extractor()(host)
     if extracted.domain and extracted.suffix:
         return f"{extracted.domain}.{extracted.suffix}"
     # IP addresses, localhost and bare names are their own domain.

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from topicrawl.core.models import Response
-from topicrawl.engine.parsing import PageParser, parse_document
+from topicrawl.engine.parsing import PageParser, parse_body
 
 PAGE = """<html><head><title>Comets</title></head><body>
 <nav><ul><li><a href="/a">Alpha</a></li><li><a href="/b">Beta</a></li></ul></nav>
@@ -33,8 +33,8 @@ async def test_worker_parses_like_inline() -> None:
         result = await parser(_response(PAGE))
     finally:
         await parser.close()
-    assert result == parse_document(PAGE, "http://demo.test/page")
-    assert [link.url for link in result[0].links] == [
+    assert result == parse_body(PAGE, "http://demo.test/page")
+    assert [link.url for link in result.page.links] == [
         "http://demo.test/a",
         "http://demo.test/b",
         "http://other.test/x",
@@ -54,7 +54,7 @@ async def test_pages_of_a_killed_worker_are_parsed_by_a_new_one() -> None:
         results = await asyncio.gather(*tasks)
     finally:
         await parser.close()
-    assert [r[0].title for r in results] == ["Comets"] * 20
+    assert [r.page.title for r in results] == ["Comets"] * 20
 
 
 async def test_a_page_over_the_time_limit_fails_alone() -> None:
@@ -67,4 +67,77 @@ async def test_a_page_over_the_time_limit_fails_alone() -> None:
         result = await parser(_response(PAGE))
     finally:
         await parser.close()
-    assert result[0].title == "Comets"
+    assert result.page.title == "Comets"
+
+
+def _raw(body: bytes, charset: str | None, url: str = "http://demo.test/raw") -> Response:
+    return Response(
+        url=url,
+        final_url=url,
+        status=200,
+        headers={},
+        body=body,
+        content_type="text/html",
+        encoding=None,
+        text=None,
+        fetched_at=0.0,
+        elapsed=0.0,
+        charset=charset,
+    )
+
+
+async def test_worker_decodes_bytes_and_corrects_a_wrong_declared_charset() -> None:
+    # The header says utf-8, the page is GBK (and says so in <meta>): the worker must not
+    # trust the header, just as the fetcher's own decoding would not.
+    html = (
+        '<html><head><meta charset="gbk"><title>彗星</title></head><body>彗星是冰冷的天体。</body>'
+    )
+    body = html.encode("gbk")
+    parser = PageParser(workers=1)
+    try:
+        result = await parser(_raw(body, "utf-8"))
+    finally:
+        await parser.close()
+    assert result.page.title == "彗星"
+    assert result.encoding in {"gbk", "gb18030"}  # the decoder reads GBK as its superset
+    assert result == parse_body(body, "http://demo.test/raw", charset="utf-8")
+
+
+async def test_time_limit_counts_from_when_the_worker_starts_a_page() -> None:
+    # Twenty pages of ~0.1-0.2 s each queue for several seconds in one worker; none of them
+    # takes 2.5 s by itself, so none may fail, however long it waited in the queue.
+    slow = "<html><body>" + "".join(f'<b id="n{i}">x' for i in range(6_000))
+    parser = PageParser(workers=1, timeout=2.5)
+    try:
+        results = await asyncio.gather(
+            *(parser(_response(slow, f"http://demo.test/{i}")) for i in range(20))
+        )
+    finally:
+        await parser.close()
+    assert len(results) == 20
+
+
+async def test_bodies_queued_to_workers_stay_within_the_byte_budget() -> None:
+    page = PAGE * 400  # ~80 KB
+    size = len(page)
+    parser = PageParser(workers=1, max_pending_bytes=3 * size)
+    seen: list[int] = []
+
+    async def watch() -> None:
+        while True:
+            seen.append(parser.pending_bytes)
+            await asyncio.sleep(0)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        results = await asyncio.gather(
+            *(parser(_response(page, f"http://demo.test/{i}")) for i in range(30))
+        )
+        most = max(seen)
+        big = await parser(_response(PAGE * 2000))  # larger than the budget: parsed alone
+    finally:
+        watcher.cancel()
+        await parser.close()
+    assert len(results) == 30
+    assert big.page.title == "Comets"
+    assert most == 3 * size

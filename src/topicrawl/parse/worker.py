@@ -1,0 +1,134 @@
+"""Parsing one document end to end, and the worker process that does it off the event loop.
+
+:func:`parse_body` decodes a fetched body (the fetcher may leave that to the parser), parses
+it and hashes its text. The engine runs it inline or in worker processes started as
+``python -m topicrawl.parse.worker``; this module imports only the parsing stack (selectolax,
+w3lib, charset detection), so a worker costs ~30 MB, not the whole crawler.
+
+Frames on the pipes are a 4-byte big-endian length and a pickle. Requests are
+``(job, url, body, charset)`` with ``body`` the raw bytes (or already-decoded text); replies
+are ``(job, True, packed)`` or ``(job, False, message)`` where ``packed`` is
+:func:`pack`'s plain-tuple form: unpickling hundreds of link objects costs the event loop
+several times more than unpickling tuples and building the links there. The pipes only
+carry data this crawler's own processes wrote, so unpickling them is safe.
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+import sys
+from typing import BinaryIO, NamedTuple
+
+from topicrawl.core.models import Link, ParsedPage
+from topicrawl.parse.charset import decode_body
+from topicrawl.parse.content import content_hash
+from topicrawl.parse.html import parse_html
+
+__all__ = [
+    "HEADER",
+    "Packed",
+    "ParsedDocument",
+    "pack",
+    "parse_body",
+    "read_frame",
+    "serve",
+    "unpack",
+    "write_frame",
+]
+
+HEADER = struct.Struct(">I")
+
+# What pack() makes: ParsedPage's fields with links as plain tuples, then digest and encoding.
+Packed = tuple[
+    str,
+    str,
+    tuple[tuple[str, str, int, str, bool], ...],
+    str | None,
+    str | None,
+    bool,
+    bool,
+    str | None,
+    str | None,
+]
+
+
+class ParsedDocument(NamedTuple):
+    """A parsed document: the page, the hash of its normalised text, the encoding it used."""
+
+    page: ParsedPage
+    digest: str | None
+    encoding: str | None
+
+
+def parse_body(body: bytes | str, url: str, *, charset: str | None = None) -> ParsedDocument:
+    """Decode (unless ``body`` is text already), parse and hash one HTML document.
+
+    ``charset`` is what the response header declared; the decoder checks it (BOM, header,
+    ``<meta>``, then detection), so a wrong declaration never garbles the text.
+    """
+    if isinstance(body, str):
+        html, encoding = body, None
+    else:
+        decoded = decode_body(body, declared=charset)
+        html, encoding = decoded.text, decoded.encoding
+    page = parse_html(html, url=url)
+    return ParsedDocument(page, content_hash(page.text) if page.text else None, encoding)
+
+
+def pack(doc: ParsedDocument) -> Packed:
+    """A parsed document as plain tuples (cheap to pickle and unpickle)."""
+    p = doc.page
+    links = tuple((ln.url, ln.anchor, ln.block, ln.block_text, ln.nofollow) for ln in p.links)
+    return (p.title, p.text, links, p.lang, p.canonical, p.noindex, p.nofollow, *doc[1:])
+
+
+def unpack(packed: Packed) -> ParsedDocument:
+    """The inverse of :func:`pack`."""
+    title, text, links, lang, canonical, noindex, nofollow, digest, encoding = packed
+    page = ParsedPage(
+        title=title,
+        text=text,
+        links=tuple(map(Link._make, links)),
+        lang=lang,
+        canonical=canonical,
+        noindex=noindex,
+        nofollow=nofollow,
+    )
+    return ParsedDocument(page, digest, encoding)
+
+
+def read_frame(stream: BinaryIO) -> tuple[int, str, bytes | str, str | None] | None:
+    """The next (job, url, body, charset) request on the stream, or None at end of stream."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    (size,) = HEADER.unpack(header)
+    payload = stream.read(size)
+    if len(payload) < size:
+        return None
+    job, url, body, charset = pickle.loads(payload)  # noqa: S301 - our own parent wrote it
+    return int(job), str(url), body, charset
+
+
+def write_frame(stream: BinaryIO, obj: object) -> None:
+    """Write one length-prefixed pickle and flush."""
+    payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(HEADER.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def serve(inp: BinaryIO, out: BinaryIO) -> None:
+    """Answer parse requests until the input closes."""
+    while (frame := read_frame(inp)) is not None:
+        job, url, body, charset = frame
+        try:
+            result: object = (job, True, pack(parse_body(body, url, charset=charset)))
+        except (ValueError, TypeError, UnicodeError, RecursionError, MemoryError) as exc:
+            result = (job, False, f"{type(exc).__name__}: {exc}")
+        del body, frame
+        write_frame(out, result)
+
+
+if __name__ == "__main__":
+    serve(sys.stdin.buffer, sys.stdout.buffer)
