@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
+scripts/system-deps.sh
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests
 .venv/bin/mypy

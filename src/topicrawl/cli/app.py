@@ -14,7 +14,9 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
+from topicrawl.cli.label import label as label_command
 from topicrawl.cli.progress import CrawlProgress, print_summary
+from topicrawl.cli.topics import app as topics_app
 from topicrawl.core.config import load_settings
 from topicrawl.core.errors import (
     ConfigError,
@@ -39,6 +41,8 @@ app = typer.Typer(
 )
 err = Console(stderr=True)
 out = Console()
+app.add_typer(topics_app, name="topics")
+app.command(name="label")(label_command)
 
 EXIT_CONFIG = 2
 EXIT_UNREACHABLE = 3
@@ -216,6 +220,13 @@ def export(
     _setup_logging("warning")
     count = _run(lambda: run_export(db=db, fmt=format, output=output))
     err.print(f"exported {count} pages")
+
+
+from topicrawl.cli import distributed as _distributed  # noqa: E402 - needs `app` defined
+
+app.command()(_distributed.worker)
+app.command()(_distributed.coordinator)
+app.command()(_distributed.nodes)
 
 
 def main() -> None:

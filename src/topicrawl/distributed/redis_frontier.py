@@ -14,6 +14,10 @@ crawl's keys share one slot), so several crawls can share one Redis:
 - ``leases``/``delay``/``lastpop``/``nextat``: per-host hashes; ``lease`` (token -> record)
   and ``expiry`` (token -> expiry time) hold the leases out.
 - dedupe: ``seen`` (exact mode, a set of 8-byte fingerprints) or ``bloom:<n>`` bitmaps.
+- partitioning (see :mod:`topicrawl.distributed.partition`): ``owner`` (host -> node),
+  ``hosts:<node>`` (the hosts a node holds), ``ready:<node>`` (a node's ready hosts, like
+  ``ready``, which then holds only hosts without an owner), ``nl:<node>`` (the lease tokens a
+  node holds, so a dead node's leases go back at once), ``members`` (live nodes).
 
 Time always comes from the injected clock and is passed to the scripts (never Redis ``TIME``),
 so every worker of a crawl must have a synchronised clock (NTP), and should share
@@ -22,38 +26,49 @@ so every worker of a crawl must have a synchronised clock (NTP), and should shar
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import math
 import re
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from itertools import count
 from types import MappingProxyType, TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import xxhash
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import EMPTY_REASONS, Lease, Request
 from topicrawl.parse.urls import fingerprint, host_of
 
-__all__ = ["BloomSize", "RedisFrontier", "bloom_size"]
+__all__ = ["BloomSize", "RedisFrontier", "bloom_size", "check_node_id", "namespace_prefix"]
+
+log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
+OwnerProposal = Callable[[str], str | None]
+_T = TypeVar("_T")
 
 _U64 = (1 << 64) - 1
 _SEGMENT_BITS = 1 << 30  # bits per bitmap key (128 MiB); SETBIT offsets must stay < 2**32
 _BATCH = 1000  # requests per push script call: bounds the script's run time and arguments
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_TRANSIENT = (RedisConnectionError, RedisTimeoutError)  # worth retrying while Redis is back
 _SCRIPTS = (
     "ack",
+    "assign",
     "increase",
     "next_ready",
     "peek",
@@ -61,6 +76,7 @@ _SCRIPTS = (
     "push",
     "reclaim",
     "reclaim_expired",
+    "release_node",
     "seen",
     "set_host_delay",
 )
@@ -102,6 +118,30 @@ def bloom_size(capacity: int, error_rate: float) -> BloomSize:
     return BloomSize(bits=bits, hashes=hashes, capacity=capacity)
 
 
+def namespace_prefix(namespace: str) -> str:
+    """The key prefix of a crawl's namespace, ``topicrawl:{namespace}:``.
+
+    Raises:
+        ConfigError: the namespace has characters other than letters, digits, ``.``, ``_``, ``-``.
+    """
+    if not _NAMESPACE.fullmatch(namespace):
+        raise ConfigError(
+            f"namespace must be 1-100 letters, digits, '.', '_' or '-', got {namespace!r}"
+        )
+    return f"topicrawl:{{{namespace}}}:"
+
+
+def check_node_id(node: str) -> str:
+    """The node id, checked: 1-100 letters, digits, ``.``, ``_``, ``-`` (no ``~``).
+
+    Raises:
+        ConfigError: the id has other characters.
+    """
+    if not _NODE.fullmatch(node):
+        raise ConfigError(f"node id must be 1-100 letters, digits, '.', '_' or '-', got {node!r}")
+    return node
+
+
 def redact(url: str) -> str:
     """The Redis URL without its password, for error messages."""
     try:
@@ -122,6 +162,10 @@ def redact(url: str) -> str:
 def _num(value: float) -> str:
     """A float as a string Redis and Lua parse back to the same double."""
     return repr(value + 0.0)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 def _payload(request: Request) -> str:
@@ -174,6 +218,18 @@ class RedisFrontier:
     40-70 bytes per URL in Redis): nothing is ever dropped, at roughly 10-15 times the memory.
     The two modes cannot be mixed in one namespace.
 
+    Partitioned crawls: a frontier opened with ``node`` pops only from hosts that node holds
+    (or, when it has none ready, adopts a host from the shared pool, or takes one host from the
+    live node with at least ``steal_min`` ready hosts waiting). ``propose_owner`` names the
+    node a host seen for the first time goes to (a node not live leaves it in the pool).
+    Politeness (delays, ``max_per_host``) stays per host across all nodes. Without ``node``
+    the frontier behaves exactly as an unpartitioned one.
+
+    Redis outages: with ``retry_for > 0`` an operation that cannot reach Redis is retried with
+    backoff for up to that many seconds before :class:`FrontierError`. Every retried operation
+    is safe to repeat: a pop whose reply was lost leaves a lease that expires and is reclaimed,
+    a push is deduplicated, a repeated ack or reclaim is refused as stale.
+
     Args:
         redis_url: e.g. ``redis://host:6379/0`` (``rediss://`` for TLS).
         namespace: the crawl's name; letters, digits, ``.``, ``_``, ``-``.
@@ -184,6 +240,18 @@ class RedisFrontier:
         bloom_error_rate: its false-positive rate at capacity.
         exact: dedupe with an exact set instead of a Bloom filter.
         clock: seconds since the epoch; injectable for tests.
+        node: the node this frontier pops for (partitioned crawls), or None.
+        propose_owner: host -> the node a new host should go to (None: leave it in the pool).
+        steal_min: ready hosts another node must have before an idle node takes one (0: never).
+        retry_for: seconds of Redis outage to ride out by retrying (0: fail at once).
+        poll_interval: what :meth:`next_ready_in` answers when only other nodes have work.
+        observer: for the coordinator and monitors, which never push: takes the crawl's
+            ``max_per_host`` and ``default_delay`` as its first worker recorded them, and
+            skips the dedupe check (``push`` refuses to run).
+        defer_acks: hold acks until :meth:`flush`. The crawler flushes its storage before the
+            frontier, so a URL is marked done only once its page is durably stored; without
+            this a worker killed with pages still in its write buffer would lose them (the
+            acks in Redis are durable at once, the buffered pages are not).
     """
 
     def __init__(
@@ -198,11 +266,21 @@ class RedisFrontier:
         bloom_error_rate: float = 1e-7,
         exact: bool = False,
         clock: Clock = time.time,
+        node: str | None = None,
+        propose_owner: OwnerProposal | None = None,
+        steal_min: int = 2,
+        retry_for: float = 0.0,
+        poll_interval: float = 0.2,
+        observer: bool = False,
+        defer_acks: bool = False,
     ) -> None:
-        if not _NAMESPACE.fullmatch(namespace):
-            raise ConfigError(
-                f"namespace must be 1-100 letters, digits, '.', '_' or '-', got {namespace!r}"
-            )
+        prefix = namespace_prefix(namespace)
+        if node is not None:
+            check_node_id(node)
+        if steal_min < 0 or not (retry_for >= 0 and math.isfinite(retry_for)):
+            raise ConfigError("steal_min must be >= 0 and retry_for a finite number >= 0")
+        if not poll_interval > 0:
+            raise ConfigError(f"poll_interval must be > 0, got {poll_interval}")
         if not (default_delay >= 0 and math.isfinite(default_delay)):
             raise ConfigError(f"default_delay must be a finite number >= 0, got {default_delay}")
         if max_per_host < 1:
@@ -213,13 +291,22 @@ class RedisFrontier:
         self._url = redis_url
         self._where = redact(redis_url)
         self.namespace = namespace
-        self.prefix = f"topicrawl:{{{namespace}}}:"
+        self.prefix = prefix
+        self.node = node
+        self._propose_owner = propose_owner
+        self._steal_min = str(steal_min)
+        self._retry_for = retry_for
+        self._poll_interval = poll_interval
+        self._observer = observer
+        self._defer_acks = defer_acks
+        self._held_acks: list[str] = []
         self._default_delay = _num(default_delay)
         self._max_per_host = str(max_per_host)
         self._lease_ttl = lease_ttl
         self._exact = exact
         self._clock = clock
-        self._token_prefix = secrets.token_hex(8)
+        random = secrets.token_hex(8)
+        self._token_prefix = random if node is None else f"{node}~{random}"
         self._tokens = count(1)
         self._redis: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
@@ -247,18 +334,29 @@ class RedisFrontier:
             client = Redis.from_url(self._url, socket_connect_timeout=5.0)
         except ValueError as exc:
             raise ConfigError(f"bad Redis URL {self._where}: {exc}") from exc
+        mode = "exact" if self._exact else f"bloom:{self._bloom.bits}:{self._bloom.hashes}"
+        meta = self.prefix + "meta"
         try:
             await client.ping()
-            mode = "exact" if self._exact else f"bloom:{self._bloom.bits}:{self._bloom.hashes}"
-            meta = self.prefix + "meta"
-            await client.hsetnx(meta, "dedupe", mode)
-            stored = await client.hget(meta, "dedupe")
+            if not self._observer:
+                await client.hsetnx(meta, "dedupe", mode)
+                await client.hsetnx(meta, "max_per_host", self._max_per_host)
+                await client.hsetnx(meta, "default_delay", self._default_delay)
+            stored, max_per_host, default_delay = await client.hmget(
+                meta, ["dedupe", "max_per_host", "default_delay"]
+            )
         except RedisError as exc:
             await client.aclose()
             raise FrontierError(f"cannot use Redis at {self._where}: {exc}") from exc
         if isinstance(stored, bytes):
             stored = stored.decode()
-        if stored is not None and stored != mode:
+        if self._observer:
+            # Place hosts with the limits the workers use (see the class docstring).
+            if max_per_host is not None:
+                self._max_per_host = _text(max_per_host)
+            if default_delay is not None:
+                self._default_delay = _text(default_delay)
+        elif stored is not None and stored != mode:
             await client.aclose()
             raise ConfigError(
                 f"namespace {self.namespace!r} uses dedupe {stored!r}, not {mode!r}: "
@@ -285,8 +383,20 @@ class RedisFrontier:
         await self.close()
 
     async def flush(self) -> None:
-        """Every operation is already in Redis when it returns (its durability is Redis's)."""
+        """Send the acks held back (``defer_acks``); every other operation is already in Redis
+        when it returns (its durability is Redis's).
+
+        Raises:
+            FrontierError: Redis failed; the held acks stay held for the next flush.
+        """
         self._client()
+        tokens, self._held_acks = self._held_acks, []
+        try:
+            for start in range(0, len(tokens), _BATCH):
+                await self._run("ack", [*self._now_args(), *tokens[start : start + _BATCH]])
+                del tokens[: min(_BATCH, len(tokens))]
+        finally:
+            self._held_acks[:0] = tokens
 
     async def close(self) -> None:
         """Disconnect (the crawl stays in Redis); later calls raise FrontierError."""
@@ -326,11 +436,15 @@ class RedisFrontier:
             ValueError: a score is NaN (nothing of the call is queued).
         """
         self._client()
+        if self._observer:
+            raise FrontierError("an observer frontier cannot push")
         for request in requests:
             if math.isnan(request.score):
                 raise ValueError(f"score of {request.url[:200]!r} is NaN")
         added = 0
         bloom = self._bloom
+        propose = self._propose_owner
+        owners: dict[str, str] = {}
         head = [
             "x" if self._exact else "b",
             str(bloom.bits),
@@ -342,13 +456,18 @@ class RedisFrontier:
             for request in requests[start : start + _BATCH]:
                 fp = fingerprint(request.url)
                 a, b = self._positions(fp)
+                host = host_of(request.url)
+                owner = owners.get(host)
+                if owner is None:
+                    owner = owners[host] = (propose(host) or "") if propose else ""
                 args += [
                     f"{fp & _U64:016x}",
-                    host_of(request.url),
+                    host,
                     _num(0.0 - request.score),
                     _payload(request),
                     a,
                     b,
+                    owner,
                 ]
             result = await self._run("push", self._now_args() + head + args)
             added += int(result)
@@ -361,7 +480,15 @@ class RedisFrontier:
         token = f"{self._token_prefix}-{next(self._tokens):x}"
         record = await self._run(
             "pop",
-            [_num(now), self._max_per_host, self._default_delay, token, _num(expires_at)],
+            [
+                _num(now),
+                self._max_per_host,
+                self._default_delay,
+                token,
+                _num(expires_at),
+                self.node or "",
+                self._steal_min,
+            ],
         )
         if not record:
             return None
@@ -369,7 +496,17 @@ class RedisFrontier:
         return Lease(request=request, token=token, host=host, expires_at=expires_at)
 
     async def ack(self, lease: Lease) -> bool:
-        """Mark the leased URL done. ``False`` (and no change) for an unknown or expired lease."""
+        """Mark the leased URL done. ``False`` (and no change) for an unknown or expired lease.
+
+        With ``defer_acks`` the ack is held until :meth:`flush` (``False`` at once only when the
+        lease has expired by the local clock); until then the URL still counts as in flight.
+        """
+        if self._defer_acks:
+            self._client()
+            if self._clock() >= lease.expires_at:
+                return False
+            self._held_acks.append(lease.token)
+            return True
         return bool(await self._run("ack", [*self._now_args(), lease.token]))
 
     async def reclaim(self, lease: Lease, *, delay: float = 0.0) -> bool:
@@ -390,7 +527,7 @@ class RedisFrontier:
 
     async def peek(self) -> Request | None:
         """The request :meth:`pop` would hand out now, without leasing it."""
-        record = await self._run("peek", self._now_args())
+        record = await self._run("peek", [*self._now_args(), self.node or ""])
         return _record_request(record)[0] if record else None
 
     async def reclaim_expired(self) -> int:
@@ -409,13 +546,18 @@ class RedisFrontier:
         0 means a pop succeeds now, or (when every host with queued URLs is at its lease limit)
         a lease has expired and :meth:`reclaim_expired` will free its host."""
         now = self._clock()
-        answer = await self._run("next_ready", [_num(now), self._max_per_host])
+        args = [_num(now), self._max_per_host, self.node or "", self._steal_min]
+        answer = await self._run("next_ready", args)
         kind = int(answer[0])
         if kind == 0:
             return None
         if kind == 1:
             return 0.0
-        return max(0.0, float(answer[1]) - now)
+        if kind == 3:
+            return self._poll_interval
+        wait = max(0.0, float(answer[1]) - now)
+        # A node also polls for work it may take from others, which no time here predicts.
+        return wait if self.node is None else min(wait, self._poll_interval)
 
     async def queued(self) -> int:
         """URLs waiting to be handed out (including reclaimed ones still being delayed)."""
@@ -433,6 +575,60 @@ class RedisFrontier:
         args = ["x" if self._exact else "b", str(bloom.bits), str(bloom.hashes)]
         args += [str(_SEGMENT_BITS), f"{fp & _U64:016x}", a, b]
         return bool(await self._run("seen", args))
+
+    # -- partitioning (used by the coordinator and the workers)
+
+    async def assign_hosts(self, owners: Mapping[str, str]) -> int:
+        """Give each host to a node (``""``: the shared pool); returns how many changed owner.
+
+        A host's queued URLs, politeness state and leases stay as they are; only which node's
+        pop hands it out changes. Each batch of up to 1000 hosts is one atomic script."""
+        moved = 0
+        items = list(owners.items())
+        for start in range(0, len(items), _BATCH):
+            args = self._now_args()
+            for host, node in items[start : start + _BATCH]:
+                if node:
+                    check_node_id(node)
+                args += [host, node]
+            moved += int(await self._run("assign", args))
+        return moved
+
+    async def release_node(self, node: str) -> int:
+        """Put back at once every lease ``node`` holds (it is dead); returns how many."""
+        return int(await self._run("release_node", [*self._now_args(), check_node_id(node)]))
+
+    async def hosts_of(self, node: str) -> set[str]:
+        """The hosts ``node`` holds."""
+
+        async def read(client: Redis) -> set[str]:
+            members = await client.smembers(f"{self.prefix}hosts:{node}")
+            return {_text(m) for m in members}
+
+        return await self._call(read)
+
+    async def host_counts(self, nodes: Sequence[str]) -> dict[str, int]:
+        """How many hosts each of ``nodes`` holds."""
+
+        async def count_all(client: Redis) -> list[int]:
+            async with client.pipeline(transaction=False) as pipe:
+                for node in nodes:
+                    pipe.scard(f"{self.prefix}hosts:{node}")
+                return [int(n) for n in await pipe.execute()]
+
+        counts = await self._call(count_all)
+        return dict(zip(nodes, counts, strict=True))
+
+    async def owners(self) -> dict[str, str]:
+        """Every host with an owner, and its owner."""
+
+        async def scan(client: Redis) -> dict[str, str]:
+            found: dict[str, str] = {}
+            async for host, node in client.hscan_iter(self.prefix + "owner", count=1000):
+                found[_text(host)] = _text(node)
+            return found
+
+        return await self._call(scan)
 
     # -- internals
 
@@ -456,18 +652,30 @@ class RedisFrontier:
         return str(unsigned % bits), str(step or 1)
 
     async def _run(self, name: str, args: list[str]) -> Any:
-        client = self._client()
-        try:
-            return await self._scripts[name](keys=[self.prefix], args=args, client=client)
-        except RedisError as exc:
-            raise self._failed(exc) from exc
+        self._client()
+        script = self._scripts[name]
+        return await self._call(lambda client: script(keys=[self.prefix], args=args, client=client))
 
     async def _hlen(self, key: str) -> int:
-        client = self._client()
-        try:
-            return await client.hlen(self.prefix + key)
-        except RedisError as exc:
-            raise self._failed(exc) from exc
+        return int(await self._call(lambda client: client.hlen(self.prefix + key)))
+
+    async def _call(self, operation: Callable[[Redis], Awaitable[_T]]) -> _T:
+        """Run a Redis operation, retrying while Redis is unreachable for up to ``retry_for``."""
+        deadline = time.monotonic() + self._retry_for
+        backoff = 0.05
+        while True:
+            client = self._client()
+            try:
+                return await operation(client)
+            except _TRANSIENT as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise self._failed(exc) from exc
+                log.warning("Redis at %s unreachable (%s); retrying", self._where, exc)
+                await asyncio.sleep(min(backoff, left))
+                backoff = min(backoff * 2, 2.0)
+            except RedisError as exc:
+                raise self._failed(exc) from exc
 
     def _failed(self, exc: RedisError) -> FrontierError:
         return FrontierError(f"Redis at {self._where} failed: {type(exc).__name__}: {exc}")

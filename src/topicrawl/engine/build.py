@@ -14,6 +14,7 @@ from topicrawl.core.errors import ConfigError, StorageError
 from topicrawl.core.models import CrawlStats, Request
 from topicrawl.core.protocols import Frontier, Storage
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ProgressFn
+from topicrawl.engine.learning import restore_learning, save_learning
 from topicrawl.engine.parsing import PageParser, default_parse_workers
 from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
 from topicrawl.focus import make_strategy
@@ -113,9 +114,19 @@ async def _open_frontier(settings: CrawlSettings) -> Frontier:
 
 @contextlib.asynccontextmanager
 async def open_crawl(
-    settings: CrawlSettings, *, on_progress: ProgressFn | None = None
+    settings: CrawlSettings,
+    *,
+    on_progress: ProgressFn | None = None,
+    frontier: Frontier | None = None,
+    run_id: int | None = None,
+    storage_retries: int = 4,
 ) -> AsyncIterator[Crawler]:
     """Build every part of a crawl from settings, seed it, and close everything afterwards.
+
+    A distributed worker passes its own open ``frontier`` (left open afterwards: the caller
+    owns it) and the ``run_id`` its crawl writes under (neither started nor finished here:
+    the run spans every worker), and may allow more ``storage_retries`` (retries of a database
+    call whose connection dropped) to ride out a database restart.
 
     Raises:
         ConfigError: the settings name something unknown (strategy, patterns, seeds).
@@ -129,12 +140,15 @@ async def open_crawl(
         batch_size=settings.storage.batch_size,
         flush_interval=settings.storage.flush_interval,
         keep_body=settings.storage.keep_body,
+        retries=storage_retries,
     )
     await storage.open()
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(storage.close)
-        frontier = await _open_frontier(settings)
-        stack.push_async_callback(frontier.close)
+        await restore_learning(strategy, settings.storage.url)
+        if frontier is None:
+            frontier = await _open_frontier(settings)
+            stack.push_async_callback(frontier.close)
         proxies = (
             ProxyPool(
                 settings.fetch.proxies,
@@ -145,9 +159,13 @@ async def open_crawl(
             else None
         )
         workers = settings.parse_workers
-        parser = PageParser(workers=default_parse_workers() if workers < 0 else workers)
+        workers = default_parse_workers() if workers < 0 else workers
+        parser = PageParser(workers=workers)
         stack.push_async_callback(parser.close)
-        fetcher = HttpFetcher(settings=settings.fetch, scope=scope, proxies=proxies)
+        # With workers, bodies travel to them undecoded and they decode (off the event loop).
+        fetcher = HttpFetcher(
+            settings=settings.fetch, scope=scope, proxies=proxies, decode=workers == 0
+        )
         stack.push_async_callback(fetcher.close)
         robots = (
             RobotsCache(
@@ -161,9 +179,11 @@ async def open_crawl(
             else None
         )
         fetcher.robots = robots
-        run_id = await storage.start_run(
-            name=settings.strategy, config=settings.model_dump_json(exclude={"seeds"})
-        )
+        own_run = run_id is None
+        if run_id is None:
+            run_id = await storage.start_run(
+                name=settings.strategy, config=settings.model_dump_json(exclude={"seeds"})
+            )
         crawler = Crawler(
             fetcher=fetcher,
             frontier=frontier,
@@ -186,20 +206,26 @@ async def open_crawl(
         try:
             yield crawler
         finally:
-            stats = crawler.stats
-            await storage.finish_run(
-                run_id,
-                stats=json.dumps(
-                    {
-                        "pages": stats.pages,
-                        "duplicates": stats.duplicates,
-                        "relevant": stats.relevant,
-                        "errors": stats.errors,
-                        "bytes": stats.bytes,
-                        "seconds": stats.finished_at - stats.started_at,
-                    }
-                ),
-            )
+            await save_learning(strategy, settings.storage.url, run_id=run_id)
+            if own_run:
+                await _finish_run(storage, run_id, crawler)
+
+
+async def _finish_run(storage: Storage, run_id: int, crawler: Crawler) -> None:
+    stats = crawler.stats
+    await storage.finish_run(
+        run_id,
+        stats=json.dumps(
+            {
+                "pages": stats.pages,
+                "duplicates": stats.duplicates,
+                "relevant": stats.relevant,
+                "errors": stats.errors,
+                "bytes": stats.bytes,
+                "seconds": stats.finished_at - stats.started_at,
+            }
+        ),
+    )
 
 
 async def run_crawl(

@@ -22,8 +22,11 @@ from topicrawl.focus.links import (
     hub_score,
     inherited_score,
     link_priority,
+    link_words,
     page_importance,
     shark_potential,
+    split_identifiers,
+    url_words,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions
 from topicrawl.focus.relevance import (
@@ -35,6 +38,7 @@ from topicrawl.focus.relevance import (
     page_relevance,
     parse_topic,
 )
+from topicrawl.focus.state import LearnedState, TopicHistory
 from topicrawl.focus.strategies import (
     STRATEGY_NAMES,
     BestFirstStrategy,
@@ -44,6 +48,7 @@ from topicrawl.focus.strategies import (
     make_strategy,
 )
 from topicrawl.focus.threshold import (
+    HumanJudge,
     Judge,
     ProfileJudge,
     ThresholdController,
@@ -61,7 +66,9 @@ __all__ = [
     "FocusedStrategy",
     "GaResult",
     "GaSettings",
+    "HumanJudge",
     "Judge",
+    "LearnedState",
     "ProfileJudge",
     "Relevance",
     "SharkOptions",
@@ -70,6 +77,7 @@ __all__ = [
     "ThresholdController",
     "ThresholdMove",
     "ThresholdSettings",
+    "TopicHistory",
     "TopicProfile",
     "TopicScorer",
     "TopicSnapshot",
@@ -82,6 +90,7 @@ __all__ = [
     "hub_score",
     "inherited_score",
     "link_priority",
+    "link_words",
     "make_strategy",
     "mutate",
     "page_importance",
@@ -92,5 +101,7 @@ __all__ = [
     "roulette_select",
     "sample_precision",
     "shark_potential",
+    "split_identifiers",
     "update_topic",
+    "url_words",
 ]

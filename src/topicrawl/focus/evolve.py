@@ -183,7 +183,8 @@ def new_features(
     topic: Collection[int], feedback: Sequence[Mapping[int, float]], *, count: int, min_share: float
 ) -> list[int]:
     """Terms the topic lacks that are frequent in the feedback pages: in at least
-    ``min_share`` of them, ranked by how many pages have them, then by total weight."""
+    ``min_share`` of them, ranked by their total TF-IDF weight in the pages (so words every
+    page of the site has, whose IDF is near 0, come last), then by how many pages have them."""
     pages: dict[int, int] = {}
     weight: dict[int, float] = {}
     for vector in feedback:
@@ -193,7 +194,7 @@ def new_features(
                 weight[term_id] = weight.get(term_id, 0.0) + value
     needed = min_share * len(feedback)
     frequent = [t for t, n in pages.items() if n >= needed]
-    frequent.sort(key=lambda t: (-pages[t], -weight[t], t))
+    frequent.sort(key=lambda t: (-weight[t], -pages[t], t))
     return frequent[:count]
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import re
 from collections.abc import Iterable, Sequence
+from urllib.parse import unquote, urlsplit
 
 from topicrawl.core.models import Link, Request
 
@@ -15,9 +17,20 @@ __all__ = [
     "hub_score",
     "inherited_score",
     "link_priority",
+    "link_words",
     "page_importance",
+    "relative_to_best",
     "shark_potential",
+    "split_identifiers",
+    "url_words",
 ]
+
+# A word boundary inside an identifier: "ReentrantLock" -> "Reentrant Lock",
+# "HTTPServer" -> "HTTP Server", "utf8Decoder" -> "utf8 Decoder".
+_IDENTIFIER_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_URL_SEPARATORS = re.compile(r"[^\w]+|_")
+_FILE_SUFFIX = re.compile(r"\.(?:s?html?|php|aspx?|jsp)$", re.IGNORECASE)
+_MAX_URL_PATH = 500  # characters of a URL path looked at (hostile URLs can be long)
 
 
 def block_texts(links: Iterable[Link]) -> dict[int, str]:
@@ -33,6 +46,32 @@ def block_texts(links: Iterable[Link]) -> dict[int, str]:
         block: given.get(block) or " ".join(a for a in texts if a)
         for block, texts in anchors.items()
     }
+
+
+def split_identifiers(text: str) -> str:
+    """Put spaces inside camel-case identifiers, so their words can match a topic:
+    ``"ConcurrentHashMap"`` -> ``"Concurrent Hash Map"``."""
+    return _IDENTIFIER_BOUNDARY.sub(" ", text)
+
+
+def url_words(url: str) -> str:
+    """The words of a URL's path: separators and camel case split, the file suffix dropped.
+
+    ``http://h/api/java/util/concurrent/ReentrantLock.html`` ->
+    ``"api java util concurrent Reentrant Lock"``.
+    """
+    try:
+        path = unquote(urlsplit(url).path[:_MAX_URL_PATH])
+    except ValueError:
+        return ""
+    path = _FILE_SUFFIX.sub("", path)
+    return " ".join(split_identifiers(part) for part in _URL_SEPARATORS.split(path) if part)
+
+
+def link_words(link: Link) -> str:
+    """A link's own evidence, apart from its block: its anchor text and the words of its URL,
+    identifiers split (a link's target is often named better by its URL than its anchor)."""
+    return f"{split_identifiers(link.anchor)} {url_words(link.url)}"
 
 
 def inherited_score(
@@ -53,6 +92,13 @@ def hub_score(on_topic_links: int, most_seen: int) -> float:
     if most_seen <= 0:
         return 0.0
     return min(on_topic_links / most_seen, 1.0)
+
+
+def relative_to_best(value: float, best: float) -> float:
+    """``value`` over the best seen (0 when nothing scored yet), at most 1."""
+    if best <= 0.0:
+        return 0.0
+    return min(value / best, 1.0)
 
 
 def page_importance(*, similarity: float, hub: float, m1: float) -> float:

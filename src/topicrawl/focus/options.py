@@ -10,6 +10,7 @@ from typing import Any
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.focus.evolve import GaSettings, UpdateSettings
+from topicrawl.focus.stemming import STEMMERS
 from topicrawl.focus.threshold import Judge, ThresholdSettings
 
 __all__ = ["FocusedOptions", "SharkOptions", "StrategyOptions", "build_options"]
@@ -34,6 +35,8 @@ class StrategyOptions:
         follow_nofollow: also follow ``rel=nofollow`` links.
         user_words: words the tokenizer must never split (e.g. Chinese names and terms).
         stem: fold English plurals when tokenising.
+        stemmer: ``snowball`` reduces English words to Porter 2 stems (``concurrency`` and
+            ``concurrent`` meet); ``light`` only folds plurals.
         description_weight: initial weight of terms found only in a topic's description.
         threshold: pages at least this relevant count as relevant (the focused strategy's
             starting threshold, which then adapts).
@@ -42,11 +45,16 @@ class StrategyOptions:
     follow_nofollow: bool = False
     user_words: tuple[str, ...] = ()
     stem: bool = True
+    stemmer: str = "snowball"
     description_weight: float = 0.5
     threshold: float = 0.1
 
     def __post_init__(self) -> None:
         _fractions(self, "description_weight", "threshold")
+        _require(
+            self.stemmer in STEMMERS,
+            f"strategy option stemmer={self.stemmer!r} must be one of {', '.join(STEMMERS)}",
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +79,12 @@ class FocusedOptions(StrategyOptions):
         decay: ``a``, the inherited score's decay per link.
         inherited_weight: ``c`` in ``priority = c * inherited + (1 - c) * anchor``.
         m1: weight of the cosine in ``pu = m1 * cos + (1 - m1) * Hub(u)``.
-        on_topic_anchor: a link whose block scores above this counts toward Hub(u).
+        relative_similarity: ``cos`` in ``pu`` is taken relative to the best page cosine seen
+            so far (as ``Hub(u)`` is relative to the most on-topic links seen), which puts
+            inherited scores on the scale of anchor scores; off: the raw cosine.
+        on_topic_anchor: a link whose anchor scores above this counts toward Hub(u).
+        link_words: a link's anchor score is the better of its block's and its own (anchor
+            and URL words, identifiers split); off: the block's alone.
         link_ratio: links need a priority of at least ``link_ratio * threshold`` to be queued
             (a link's priority is a decayed estimate, so it is held to a lower bar).
         max_candidates: links held back under the bar, kept for a later lower threshold.
@@ -87,7 +100,9 @@ class FocusedOptions(StrategyOptions):
     decay: float = 0.5
     inherited_weight: float = 0.5
     m1: float = 0.7
+    relative_similarity: bool = True
     on_topic_anchor: float = 0.0
+    link_words: bool = True
     link_ratio: float = 0.5
     max_candidates: int = 10_000
     adaptive: bool = True
@@ -188,6 +203,9 @@ def _checked(name: str, value: object, hint: object) -> object:
     elif hint is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
+    elif hint is str:
+        if isinstance(value, str):
+            return value
     elif hint == tuple[str, ...]:
         if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
             return tuple(value)

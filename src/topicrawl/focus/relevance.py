@@ -162,6 +162,21 @@ class TopicVector:
         self._weights = {t: w for t, w in weights.items() if w > 0.0}
         self._snapshot(pages=pages, threshold=threshold)
 
+    def restore(self, history: Sequence[TopicSnapshot]) -> None:
+        """Continue from a saved history (a resumed crawl): the weights become the last
+        snapshot's (terms looked up in, or added to, this crawl's vocabulary).
+
+        Raises:
+            ValueError: the history is empty or its last vector is all zeros.
+        """
+        if not history:
+            raise ValueError("a topic history needs at least one snapshot")
+        weights = {self._vocabulary.id_of(term): w for term, w in history[-1].weights if w > 0}
+        if norm(weights) == 0.0:
+            raise ValueError("a topic vector cannot be all zeros")
+        self._weights = weights
+        self._history = list(history)[-self._max_history :]
+
     def _snapshot(self, *, pages: int, threshold: float | None) -> None:
         self._history.append(TopicSnapshot(pages, tuple(self.terms()), threshold))
         if len(self._history) > self._max_history:

@@ -23,11 +23,23 @@ from topicrawl.focus.links import (
     hub_score,
     inherited_score,
     link_priority,
+    link_words,
     page_importance,
+    relative_to_best,
     shark_potential,
+    split_identifiers,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions, build_options
-from topicrawl.focus.relevance import Relevance, TopicProfile, TopicScorer, TopicVector, parse_topic
+from topicrawl.focus.relevance import (
+    Relevance,
+    TopicProfile,
+    TopicScorer,
+    TopicVector,
+    parse_topic,
+    unsplittable_keywords,
+)
+from topicrawl.focus.state import LearnedState, TopicHistory
+from topicrawl.focus.stemming import make_tokenizer
 from topicrawl.focus.threshold import ProfileJudge, ThresholdController, sample_precision
 from topicrawl.text.vectors import SparseVector, cosine
 
@@ -50,11 +62,11 @@ def _inherited_of(page: Page) -> float:
 
 
 def _scorer(topics: Sequence[TopicProfile], options: StrategyOptions) -> TopicScorer:
+    user_words = [*options.user_words, *unsplittable_keywords(topics)]
     return TopicScorer(
         topics=topics,
-        user_words=options.user_words,
+        tokenizer=make_tokenizer(options.stemmer, user_words=user_words, stem=options.stem),
         description_weight=options.description_weight,
-        stem=options.stem,
     )
 
 
@@ -217,6 +229,9 @@ class SharkStrategy(_Scoring):
         return StrategyResult(similarity, tuple(requests), relevant=similarity >= o.threshold)
 
 
+_MAX_THRESHOLDS = 1000  # threshold moves kept in the history (the first is always kept)
+
+
 @dataclass(frozen=True, slots=True)
 class _Recent:
     """A recently crawled page, as the threshold and topic update look back at it."""
@@ -254,7 +269,9 @@ class FocusedStrategy(_Scoring):
         self._feedback = [deque[SparseVector](maxlen=options.window) for _ in self.scorer.topics]
         self._relevant_since_update = [0] * len(self.scorer.topics)
         self._most_on_topic = 0
+        self._most_similar = 0.0
         self._pages = 0
+        self._thresholds: list[tuple[int, float]] = [(0, self.controller.value)]
 
     @property
     def threshold(self) -> float:
@@ -266,6 +283,36 @@ class FocusedStrategy(_Scoring):
         """The priority a link needs to be queued now."""
         return self.focused.link_ratio * self.controller.value
 
+    def learned_state(self) -> LearnedState:
+        """What the crawl has learned so far, for storage (see :meth:`restore`)."""
+        return LearnedState(
+            pages=self._pages,
+            threshold=self.threshold,
+            thresholds=tuple(self._thresholds),
+            precisions=self.controller.precisions,
+            topics=tuple(
+                TopicHistory(topic=t.profile.name, snapshots=t.history) for t in self.topics
+            ),
+        )
+
+    def restore(self, state: LearnedState) -> None:
+        """Continue from a saved state: threshold, precisions, topic vectors and their history.
+
+        Raises:
+            ConfigError: the state was saved for other topics.
+        """
+        names = [t.profile.name for t in self.topics]
+        if list(state.topic_names()) != names:
+            raise ConfigError(
+                f"the saved focused-crawl state is for topics {list(state.topic_names())}, "
+                f"not {names}"
+            )
+        for topic, history in zip(self.topics, state.topics, strict=True):
+            topic.restore(history.snapshots)
+        self.controller.restore(value=state.threshold, precisions=state.precisions)
+        self._thresholds = list(state.thresholds) or [(state.pages, state.threshold)]
+        self._pages = state.pages
+
     def on_idle(self, limit: int) -> tuple[Request, ...]:
         """The best held-back links, for an engine whose frontier ran dry."""
         return tuple(self.candidates.take_best(limit))
@@ -276,11 +323,18 @@ class FocusedStrategy(_Scoring):
         similarity = relevance.score
         relevant = similarity >= self.threshold
         links = list(self._links(page))
-        blocks = {b: scorer.text_relevance(t) for b, t in block_texts(links).items()}
-        on_topic = sum(1 for link in links if blocks[link.block] > o.on_topic_anchor)
+        anchors = self._anchor_scores(links)
+        on_topic = sum(1 for link in links if anchors[link.url] > o.on_topic_anchor)
         self._most_on_topic = max(self._most_on_topic, on_topic)
         hub = hub_score(on_topic, self._most_on_topic)
-        importance = page_importance(similarity=similarity, hub=hub, m1=o.m1)
+        self._most_similar = max(self._most_similar, similarity)
+        if o.relative_similarity:
+            # On the scale of Hub(u) and of anchor scores: the best page so far scores 1.
+            importance = page_importance(
+                similarity=relative_to_best(similarity, self._most_similar), hub=hub, m1=o.m1
+            )
+        else:
+            importance = page_importance(similarity=similarity, hub=hub, m1=o.m1)
         inherited = inherited_score(
             parent_similarity=importance,
             parent_inherited=_inherited_of(page),
@@ -290,7 +344,7 @@ class FocusedStrategy(_Scoring):
         requests: list[Request] = []
         bar = self.link_threshold
         for link in links:
-            anchor = blocks[link.block]
+            anchor = anchors[link.url]
             score = link_priority(
                 inherited=inherited, anchor=anchor, inherited_weight=o.inherited_weight
             )
@@ -313,6 +367,26 @@ class FocusedStrategy(_Scoring):
             requests.extend(self._learn(page, vector, relevance, relevant=relevant))
         return StrategyResult(similarity, tuple(requests), relevant=relevant)
 
+    def _anchor_scores(self, links: Sequence[Link]) -> dict[str, float]:
+        """Each link's anchor score: its block's extended anchor text, scored once for the
+        block, or with ``link_words`` the link's own anchor and URL words when they score
+        higher (a block of many links dilutes the one that names the topic)."""
+        scorer = self.scorer
+        blocks = {
+            b: scorer.text_relevance(split_identifiers(t)) for b, t in block_texts(links).items()
+        }
+        if not self.focused.link_words:
+            return {link.url: blocks[link.block] for link in links}
+        own: dict[str, float] = {}
+        scores: dict[str, float] = {}
+        for link in links:
+            words = link_words(link)
+            score = own.get(words)
+            if score is None:
+                score = own[words] = scorer.text_relevance(words)
+            scores[link.url] = max(blocks[link.block], score)
+        return scores
+
     def _learn(
         self, page: Page, vector: SparseVector, relevance: Relevance, *, relevant: bool
     ) -> list[Request]:
@@ -329,6 +403,9 @@ class FocusedStrategy(_Scoring):
             self._measure_precision()
         if o.evolve and self._relevant_since_update[relevance.topic] >= o.update_every:
             self._update_topic(relevance.topic)
+        if self.threshold != before:
+            self._thresholds.append((self._pages, self.threshold))
+            del self._thresholds[1:-_MAX_THRESHOLDS]
         if self.threshold < before:
             return self.candidates.release(self.link_threshold)
         return []

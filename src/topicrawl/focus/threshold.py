@@ -15,6 +15,7 @@ from topicrawl.focus.relevance import TopicScorer
 from topicrawl.text.vectors import SparseVector, cosine, normalized
 
 __all__ = [
+    "HumanJudge",
     "Judge",
     "ProfileJudge",
     "ThresholdController",
@@ -110,6 +111,14 @@ class ThresholdController:
             return self._move(-s.step)
         return self._move(s.step)
 
+    def restore(self, *, value: float, precisions: Sequence[float]) -> None:
+        """Continue from a saved state (a resumed crawl): the threshold and the precisions
+        measured so far (the last one is the baseline of the next measurement)."""
+        if any(not 0.0 <= p <= 1.0 for p in precisions):
+            raise ValueError("a saved precision is not in [0, 1]")
+        self._value = self._clamp(value)
+        self._precisions = list(precisions)
+
     def retune(self, scores: Sequence[float], *, keep_fraction: float) -> float:
         """Set the threshold so that ``keep_fraction`` of ``scores`` pass it (after the topic
         vector changed, so the same share of recent pages stays relevant); returns it."""
@@ -186,3 +195,32 @@ def _expanded(initial: Mapping[int, float], current: Mapping[int, float]) -> Spa
     for term_id, weight in normalized(current).items():
         merged[term_id] = max(merged.get(term_id, 0.0), weight)
     return merged
+
+
+class HumanJudge:
+    """A person's yes/no labels (``topicrawl label``), by page URL; pages nobody labelled go
+    to the ``fallback`` judge (or count as not relevant when there is none).
+
+    Args:
+        labels: page URL -> whether a person said it is on topic ("skip" answers are left
+            out by the caller).
+        fallback: judges the unlabelled pages, e.g. a :class:`ProfileJudge`.
+    """
+
+    def __init__(self, labels: Mapping[str, bool], *, fallback: Judge | None = None) -> None:
+        self._labels = dict(labels)
+        self._fallback = fallback
+        self.asked = 0
+        self.answered = 0
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    def is_relevant(self, page: Page) -> bool:
+        self.asked += 1
+        for url in (page.url, page.final_url):
+            label = self._labels.get(url)
+            if label is not None:
+                self.answered += 1
+                return label
+        return self._fallback.is_relevant(page) if self._fallback is not None else False

@@ -42,7 +42,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from topicrawl.core.errors import StorageError
 from topicrawl.core.models import Link
 from topicrawl.storage.outlinks import encode_links
-from topicrawl.storage.schema import Id, failures, metadata, pages, runs, schema_version
+from topicrawl.storage.schema import (
+    FOCUS_TABLES,
+    TRACKING_TABLES,
+    Id,
+    failures,
+    metadata,
+    pages,
+    runs,
+    schema_version,
+)
 
 __all__ = ["LATEST_VERSION", "MIGRATIONS", "Migration", "create_tables", "migrate"]
 
@@ -151,6 +160,12 @@ def _links_into_pages(connection: Connection) -> None:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, pages, links and failures", _create_v1),
     Migration(2, "links packed into pages.links; links table dropped", _links_into_pages),
+    Migration(
+        3,
+        "topic tracking: periods, posts, topics, topic words, heat, forecasts, allocations",
+        create_tables(*TRACKING_TABLES),
+    ),
+    Migration(4, "focused crawling: page labels, learned state", create_tables(*FOCUS_TABLES)),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -21,19 +21,32 @@ from sqlalchemy import (
     Boolean,
     Column,
     Double,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     Table,
     Text,
 )
 
 __all__ = [
+    "FOCUS_TABLES",
+    "TRACKING_TABLES",
+    "allocations",
     "failures",
+    "focus_states",
+    "heat_forecasts",
+    "labels",
     "metadata",
     "pages",
+    "posts",
     "runs",
     "schema_version",
+    "topic_heat",
+    "topic_words",
+    "tracked_topics",
+    "tracking_periods",
 ]
 
 # SQLite only auto-increments an ``INTEGER PRIMARY KEY`` (the rowid); PostgreSQL gets BIGSERIAL.
@@ -114,3 +127,132 @@ failures = Table(
     Column("attempts", Integer, nullable=False),
     Column("run_id", Id, nullable=True),
 )
+
+
+# -- topic tracking (schema version 3) ---------------------------------------------------------
+# A tracked topic's id is the topic-word table's id; one database holds one tracking history.
+
+tracking_periods = Table(
+    "tracking_periods",
+    metadata,
+    Column("period", Integer, primary_key=True, autoincrement=False),
+    Column("started_at", Double, nullable=False),
+    Column("finished_at", Double, nullable=False),
+    Column("keywords", Text, nullable=False, comment="JSON array"),
+    Column("posts", Integer, nullable=False, comment="new posts collected"),
+    Column("cpu_total", Double, nullable=True, comment="machine CPU %, one core = 100"),
+    Column("cpu_used_by_others", Double, nullable=True),
+    Column("heat_weights", Text, nullable=False, comment="JSON: AHP weights of the indicators"),
+)
+
+posts = Table(
+    "posts",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("source", Text, nullable=False),
+    Column("post_id", Text, nullable=False),
+    Column("period", Integer, nullable=False, index=True),
+    Column("created_at", Double, nullable=False),
+    Column("author", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("links", Text, nullable=False, comment="JSON array of URLs"),
+    Column("tags", Text, nullable=False, comment="JSON array"),
+    Column("lang", Text, nullable=True),
+    Column("reposts", BigInteger, nullable=False),
+    Column("likes", BigInteger, nullable=False),
+    Column("comments", BigInteger, nullable=False),
+    Column("heat", Double, nullable=False),
+    Column("topic_id", Integer, nullable=True, index=True),
+    Index("ix_posts_source_post_id", "source", "post_id", unique=True),
+)
+
+tracked_topics = Table(
+    "tracked_topics",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("first_seen", Integer, nullable=False),
+    Column("last_seen", Integer, nullable=False),
+    Column("retired_at", Integer, nullable=True),
+    Column("words", Text, nullable=False, comment="JSON object word -> weight, current"),
+)
+
+topic_words = Table(
+    "topic_words",
+    metadata,
+    Column("topic_id", Integer, nullable=False),
+    Column("period", Integer, nullable=False),
+    Column("word", Text, nullable=False),
+    Column("weight", Double, nullable=False),
+    PrimaryKeyConstraint("topic_id", "period", "word"),
+)
+
+topic_heat = Table(
+    "topic_heat",
+    metadata,
+    Column("topic_id", Integer, nullable=False),
+    Column("period", Integer, nullable=False),
+    Column("heat", Double, nullable=False),
+    Column("posts", Integer, nullable=False),
+    PrimaryKeyConstraint("topic_id", "period"),
+)
+
+# One row per method per forecast, plus method "combined" (the entropy mix, weight 1).
+heat_forecasts = Table(
+    "heat_forecasts",
+    metadata,
+    Column("topic_id", Integer, nullable=False),
+    Column("target_period", Integer, nullable=False),
+    Column("method", Text, nullable=False),
+    Column("made_at_period", Integer, nullable=False),
+    Column("value", Double, nullable=False),
+    Column("weight", Double, nullable=False, comment="entropy weight in the combination"),
+    Column("note", Text, nullable=False),
+    PrimaryKeyConstraint("topic_id", "target_period", "method"),
+)
+
+allocations = Table(
+    "allocations",
+    metadata,
+    Column("topic_id", Integer, nullable=False),
+    Column("period", Integer, nullable=False),
+    Column("heat", Double, nullable=False, comment="the forecast heat allocated on"),
+    Column("cpu_cap", Double, nullable=False),
+    Column("processes", Integer, nullable=False),
+    PrimaryKeyConstraint("topic_id", "period"),
+)
+
+TRACKING_TABLES: tuple[Table, ...] = (
+    tracking_periods,
+    posts,
+    tracked_topics,
+    topic_words,
+    topic_heat,
+    heat_forecasts,
+    allocations,
+)
+
+# Focused crawling (migration 4). A person's relevance labels of pages (``topicrawl label``),
+# one per URL and topic ("" when the crawl has one topic): yes, no or skip.
+labels = Table(
+    "labels",
+    metadata,
+    Column("url", Text, primary_key=True),
+    Column("topic", Text, primary_key=True, server_default=""),
+    Column("label", Text, nullable=False, comment="yes, no or skip"),
+    Column("labelled_at", Double, nullable=False),
+)
+
+# What a focused crawl learned (topic vector history, threshold history), one row per save;
+# a resumed crawl continues from the latest row of its storage.
+focus_states = Table(
+    "focus_states",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("run_id", Id, nullable=True),
+    Column("saved_at", Double, nullable=False),
+    Column("pages", Integer, nullable=False),
+    Column("state", Text, nullable=False, comment="JSON, see topicrawl.focus.state"),
+)
+
+FOCUS_TABLES: tuple[Table, ...] = (labels, focus_states)

@@ -227,8 +227,9 @@ def test_focused_scores_hand_computed() -> None:
     result = strategy.on_page(_page("http://a/", "crawler crawler spider", links))
     assert result.relevance == pytest.approx(FIRST_PAGE)
     assert result.relevant
-    # One on-topic link, the most seen: Hub = 1; pu = 0.7 cos + 0.3 Hub; inherited = 0.5 pu.
-    importance = 0.7 * FIRST_PAGE + 0.3 * 1.0
+    # One on-topic link, the most seen: Hub = 1; the first page is the most similar seen, so
+    # its relative cos is 1; pu = 0.7 cos + 0.3 Hub; inherited = 0.5 pu.
+    importance = 0.7 * 1.0 + 0.3 * 1.0
     inherited = 0.5 * importance
     by_url = _by_url(result.requests)
     assert by_url["http://a/1"].score == pytest.approx(0.5 * inherited + 0.5 * ROOT_HALF)
@@ -245,8 +246,44 @@ def test_focused_scores_hand_computed() -> None:
     )
 
 
+def test_focused_raw_similarity_when_not_relative() -> None:
+    strategy = _focused(relative_similarity=False)
+    links = [Link("http://a/1", "crawler news", block=0)]
+    (request,) = strategy.on_page(_page("http://a/", "crawler crawler spider", links)).requests
+    importance = 0.7 * FIRST_PAGE + 0.3 * 1.0
+    assert request.reasons["importance"] == pytest.approx(importance)
+    assert request.inherited == pytest.approx(0.5 * importance)
+
+
+def test_focused_relative_similarity_is_over_the_best_page_so_far() -> None:
+    strategy = _focused(adaptive=False, evolve=False)
+    strategy.on_page(_page("http://a/", "crawler crawler spider"))
+    # A page with half the best cosine and no on-topic links: pu = 0.7 * 0.5 + 0.3 * 0.
+    page = _page("http://b/", "crawler spider spider spider", [Link("http://b/1", "x")])
+    (request,) = strategy.on_page(page).requests
+    similarity = request.reasons["page"]
+    assert request.reasons["importance"] == pytest.approx(0.7 * similarity / FIRST_PAGE)
+
+
+def test_focused_link_words_score_a_link_diluted_in_its_block() -> None:
+    block = "home | news | sports | weather | cooking | travel | crawler"
+    links = [
+        Link("http://a/spiders/WebCrawler.html", "docs", block=0, block_text=block),
+        Link("http://a/travel.html", "travel", block=0, block_text=block),
+    ]
+    page = _page("http://a/", "crawler", links)
+    with_words = _by_url(_focused().on_page(page).requests)
+    block_only = _by_url(_focused(link_words=False).on_page(page).requests)
+    url = "http://a/spiders/WebCrawler.html"
+    # Own words "docs spiders Web Crawler" beat the block; the travel link keeps the block's.
+    assert with_words[url].reasons["anchor"] > block_only[url].reasons["anchor"] > 0.0
+    assert with_words["http://a/travel.html"].reasons["anchor"] == pytest.approx(
+        block_only["http://a/travel.html"].reasons["anchor"]
+    )
+
+
 def test_focused_block_anchor_text_is_every_links_anchor_score() -> None:
-    strategy = _focused()
+    strategy = _focused(link_words=False)
     block = "crawler guide cooking tips"
     links = [
         Link("http://a/1", "crawler guide", block=3, block_text=block),

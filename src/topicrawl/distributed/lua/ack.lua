@@ -1,7 +1,13 @@
--- ARGV: now, max_per_host, token. Returns 1 if the lease was valid, else 0.
+-- ARGV: now, max_per_host, then one or more tokens. Returns how many leases were valid (and
+-- are now done); unknown or expired ones change nothing.
 local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
-local rec = take_lease(ARGV[3], now)
-if not rec then return 0 end
-local _, _, _, host = parse(rec)
-release(host, now, maxph)
-return 1
+local done = 0
+for i = 3, #ARGV do
+  local rec = take_lease(ARGV[i], now)
+  if rec then
+    local _, _, _, host = parse(rec)
+    release(host, now, maxph)
+    done = done + 1
+  end
+end
+return done

@@ -18,6 +18,28 @@ local K_LEASE = P .. 'lease'         -- hash: token -> expires .. TAB .. record
 local K_EXPIRY = P .. 'expiry'       -- zset: token -> expires
 local K_SEQ = P .. 'seq'
 local K_SEEN = P .. 'seen'           -- set of 8-byte fingerprints (exact mode)
+-- Partitioned crawls: each host may have an owner node, whose own ready set ('ready:<node>')
+-- holds the host when it is ready; hosts without an owner use K_READY, the shared pool.
+local K_OWNER = P .. 'owner'         -- hash: host -> node holding it
+local K_MEMBERS = P .. 'members'     -- set: live nodes (kept by the registry and coordinator)
+
+local function rkey(owner)
+  if owner then return P .. 'ready:' .. owner end
+  return K_READY
+end
+
+local function hosts_key(node)
+  return P .. 'hosts:' .. node       -- set: hosts a node holds
+end
+
+local function node_leases_key(node)
+  return P .. 'nl:' .. node          -- set: lease tokens a node holds
+end
+
+-- The node in a lease token '<node>~<suffix>', or nil for a token of an unpartitioned frontier.
+local function token_node(token)
+  return string.match(token, '^(.-)~')
+end
 
 local function f(x)
   return string.format('%.17g', x)
@@ -48,11 +70,12 @@ end
 -- neither (empty, or at its lease limit).
 local function place(host, now, maxph)
   local qk = qkey(host)
+  local ready_key = rkey(redis.call('HGET', K_OWNER, host))
   local old = redis.call('HGET', K_READYMEM, host)
   local leases = tonumber(redis.call('HGET', K_LEASES, host) or '0')
   if redis.call('ZCARD', qk) == 0 or leases >= maxph then
     if old then
-      redis.call('ZREM', K_READY, old)
+      redis.call('ZREM', ready_key, old)
       redis.call('HDEL', K_READYMEM, host)
     end
     redis.call('ZREM', K_WAITING, host)
@@ -61,7 +84,7 @@ local function place(host, now, maxph)
   local next_at = redis.call('HGET', K_NEXTAT, host)
   if next_at and tonumber(next_at) > now then
     if old then
-      redis.call('ZREM', K_READY, old)
+      redis.call('ZREM', ready_key, old)
       redis.call('HDEL', K_READYMEM, host)
     end
     redis.call('ZADD', K_WAITING, next_at, host)
@@ -71,8 +94,8 @@ local function place(host, now, maxph)
   local top = redis.call('ZRANGE', qk, 0, 0, 'WITHSCORES')
   local member = top[1] .. host
   if old ~= member then
-    if old then redis.call('ZREM', K_READY, old) end
-    redis.call('ZADD', K_READY, top[2], member)
+    if old then redis.call('ZREM', ready_key, old) end
+    redis.call('ZADD', ready_key, top[2], member)
     redis.call('HSET', K_READYMEM, host, member)
   end
 end
@@ -111,6 +134,8 @@ local function take_lease(token, now)
   if now >= tonumber(string.sub(lrec, 1, t - 1)) then return nil end
   redis.call('HDEL', K_LEASE, token)
   redis.call('ZREM', K_EXPIRY, token)
+  local node = token_node(token)
+  if node then redis.call('SREM', node_leases_key(node), token) end
   return string.sub(lrec, t + 1)
 end
 
@@ -142,3 +167,60 @@ local function rekey(fp, rec, score, payload)
   return host
 end
 
+
+-- Give a host to another node ('' = the shared pool), moving its ready entry along.
+-- Returns 1 if the owner changed, else 0.
+local function move_host(host, node, now, maxph)
+  local old = redis.call('HGET', K_OWNER, host)
+  if (old or '') == node then return 0 end
+  local mem = redis.call('HGET', K_READYMEM, host)
+  if mem then
+    redis.call('ZREM', rkey(old), mem)
+    redis.call('HDEL', K_READYMEM, host)
+  end
+  if old then redis.call('SREM', hosts_key(old), host) end
+  if node == '' then
+    redis.call('HDEL', K_OWNER, host)
+  else
+    redis.call('HSET', K_OWNER, host, node)
+    redis.call('SADD', hosts_key(node), host)
+  end
+  place(host, now, maxph)
+  return 1
+end
+
+-- The first (best) member of a ready set, or nil.
+local function first_ready(key)
+  return redis.call('ZRANGE', key, 0, 0)[1]
+end
+
+-- The live node other than `node` with the most ready hosts, if it has at least `least`.
+local function steal_victim(node, least)
+  if least <= 0 then return nil end
+  local victim, most = nil, least - 1
+  for _, other in ipairs(redis.call('SMEMBERS', K_MEMBERS)) do
+    if other ~= node then
+      local n = redis.call('ZCARD', rkey(other))
+      if n > most then victim, most = other, n end
+    end
+  end
+  return victim
+end
+
+-- The ready-set member `node` pops next: its own best host; else a host adopted from the
+-- pool; else one taken from the live node with the most ready hosts (at least `least`).
+-- For '' (an unpartitioned frontier) the pool's best. Returns the member and its ready key.
+local function next_for(node, least, now, maxph)
+  if node == '' then return first_ready(K_READY), K_READY end
+  local own = rkey(node)
+  local best = first_ready(own)
+  if best then return best, own end
+  local source = first_ready(K_READY)
+  if not source then
+    local victim = steal_victim(node, least)
+    if victim then source = first_ready(rkey(victim)) end
+  end
+  if not source then return nil, own end
+  move_host(string.sub(source, 29), node, now, maxph)
+  return first_ready(own), own
+end

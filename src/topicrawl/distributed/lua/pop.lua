@@ -1,8 +1,10 @@
--- ARGV: now, max_per_host, default delay, token, expires. Returns the record or false.
+-- ARGV: now, max_per_host, default delay, token, expires, node ('' unpartitioned), least
+-- ready hosts a node must have before an idle node takes one (0: never). Returns the record
+-- or false.
 local now, maxph, default_delay = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local token, expires = ARGV[4], ARGV[5]
+local token, expires, node = ARGV[4], ARGV[5], ARGV[6]
 advance(now, maxph)
-local best = redis.call('ZRANGE', K_READY, 0, 0)[1]
+local best, ready_key = next_for(node, tonumber(ARGV[7]), now, maxph)
 if not best then return false end
 local host = string.sub(best, 29)
 local qk = qkey(host)
@@ -11,7 +13,7 @@ redis.call('ZREM', qk, top)
 local fp = hex2bin(string.sub(top, 13))
 local rec = redis.call('HGET', K_QUEUED, fp)
 redis.call('HDEL', K_QUEUED, fp)
-redis.call('ZREM', K_READY, best)
+redis.call('ZREM', ready_key, best)
 redis.call('HDEL', K_READYMEM, host)
 redis.call('HINCRBY', K_LEASES, host, 1)
 local delay = redis.call('HGET', K_DELAY, host)
@@ -21,4 +23,5 @@ redis.call('HSET', K_NEXTAT, host, f(now + delay))
 place(host, now, maxph)
 redis.call('HSET', K_LEASE, token, expires .. '\t' .. rec)
 redis.call('ZADD', K_EXPIRY, expires, token)
+if node ~= '' then redis.call('SADD', node_leases_key(node), token) end
 return rec

@@ -1,14 +1,20 @@
 -- ARGV: now, max_per_host, mode ('x' exact | 'b' bloom), bloom bits, hashes, segment bits,
--- then per request: fingerprint hex, host, neg_score, payload, bloom a, bloom b.
+-- then per request: fingerprint hex, host, neg_score, payload, bloom a, bloom b, owner.
+-- A host without an owner is given the proposed owner ('' none) if that node is live.
 -- Returns how many requests were new.
 local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
 local exact = ARGV[3] == 'x'
 local m, k, seg_bits = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local added = 0
 local touched = {}
-for i = 7, #ARGV, 6 do
+for i = 7, #ARGV, 7 do
   local fphex, host, score, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local fp = hex2bin(fphex)
+  local owner = ARGV[i + 6]
+  if owner ~= '' and not redis.call('HGET', K_OWNER, host)
+      and redis.call('SISMEMBER', K_MEMBERS, owner) == 1 then
+    move_host(host, owner, now, maxph)
+  end
   local new = false
   if exact then
     new = redis.call('SADD', K_SEEN, fp) == 1

@@ -5,6 +5,8 @@ local tokens = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', f(now))
 for _, token in ipairs(tokens) do
   local lrec = redis.call('HGET', K_LEASE, token)
   redis.call('ZREM', K_EXPIRY, token)
+  local node = token_node(token)
+  if node then redis.call('SREM', node_leases_key(node), token) end
   if lrec then
     redis.call('HDEL', K_LEASE, token)
     local t = string.find(lrec, '\t', 1, true)

@@ -1,0 +1,377 @@
+"""Focused-crawl benchmark: every strategy, real HTTP crawls with the engine, against ground truth.
+
+    .venv/bin/python benchmarks/focus/run.py [--sites java,python,demo] [--java-budget 1500]
+                                             [--python-budget 1000] [--topics ID,ID]
+
+For each site: one complete breadth-first crawl gives the crawl graph (for the oracle, see
+``measure.py``), the reachable pages and the BFS fetch order (BFS ignores the topic, so one
+crawl serves every topic). Then, per topic, one crawl each with ``best-first``, ``shark``,
+``focused`` and ``focused`` with a frozen topic vector (``evolve=False``), all from the site's
+root index page, memory frontier, in-process parsing, a page budget per site. Every order is
+cut at the site's budget and measured against the topic's relevant set (``relevant.py``):
+harvest rate over the first 200 fetches, recall at 100/200/500/1000 fetches, fetches to 50 % and
+90 % recall and their ratio to the oracle's. A ratio whose strategy did not get there within
+the budget is a lower bound (``>``), and so is a geometric mean that includes one.
+
+Prints markdown tables and writes them to ``out/latest.md`` (and raw numbers to
+``out/results.json``). The Java and Python sites come from ``../shared/bench/docsweb.sh``
+(started here if they do not answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+OUT = HERE / "out"
+sys.path.insert(0, str(HERE))
+
+from measure import (  # noqa: E402
+    CHECKPOINTS,
+    HARVEST_AT,
+    CrawlGraph,
+    OrderMeasures,
+    geometric_mean,
+    measure_order,
+    oracle_order,
+)
+from relevant import java_relevant, python_relevant  # noqa: E402
+from topics import DEMO_LANGS, DEMO_TOPIC_IDS, JAVA_TOPICS, PYTHON_TOPICS  # noqa: E402
+
+from topicrawl.core.config import CrawlSettings  # noqa: E402
+from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer  # noqa: E402
+from topicrawl.core.models import Page  # noqa: E402
+from topicrawl.engine import Crawler, open_crawl, open_storage  # noqa: E402
+from topicrawl.parse.urls import canonicalize  # noqa: E402
+
+DOCSWEB_SH = Path(os.environ.get("DOCSWEB_SH", REPO.parent / "shared" / "bench" / "docsweb.sh"))
+JAVA_ROOT = "http://127.0.0.11:8080/index.html"
+PYTHON_ROOT = "http://127.0.0.12:8080/index.html"
+
+STRATEGIES: dict[str, tuple[str, dict[str, object]]] = {
+    "best-first": ("best-first", {}),
+    "shark": ("shark", {}),
+    "focused": ("focused", {}),
+    "focused-frozen": ("focused", {"evolve": False}),
+}
+"""Benchmark name -> (strategy, options). One configuration for every topic."""
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """A benchmark topic on one site: keywords and the reachable relevant pages."""
+
+    site: str
+    id: str
+    keywords: str
+    relevant: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One topic x strategy result."""
+
+    site: str
+    topic: str
+    strategy: str
+    measures: OrderMeasures
+    half_ratio: float | None
+    most_ratio: float | None
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A site under test: its seeds, its crawl scope and page budget."""
+
+    name: str
+    seeds: tuple[str, ...]
+    budget: int
+    extra: dict[str, object]
+
+
+def settings_for(site: Site, db: Path, strategy: str, topic: str | None, options: dict[str, object],
+                 max_pages: int) -> CrawlSettings:
+    return CrawlSettings(
+        seeds=site.seeds,
+        topics=(topic,) if topic else (),
+        strategy=strategy,
+        strategy_options=options,  # type: ignore[arg-type]
+        max_pages=max_pages,
+        concurrency=8,
+        parse_workers=0,
+        politeness={"per_host": 8, "delay": 0.0},
+        frontier={"kind": "memory"},
+        fetch={"timeout": 10.0, "backoff_base": 0.05, "backoff_max": 1.0},
+        storage={"url": str(db), "flush_interval": 1.0},
+        **site.extra,  # type: ignore[arg-type]
+    )
+
+
+async def crawl(site: Site, workdir: Path, strategy: str, topic: str | None,
+                options: dict[str, object], max_pages: int, *, links: bool = False,
+                relevant: frozenset[str] = frozenset(),
+                ) -> tuple[list[tuple[str, str, tuple[str, ...]]], float]:
+    """Run one crawl; return ``(url, final_url, link urls)`` per page in fetch order, seconds.
+
+    With a ``relevant`` set the crawl stops early once it has fetched all of it and at least
+    ``HARVEST_AT`` pages: every measure is then known (recall stays 1).
+    """
+    db = Path(tempfile.mkstemp(suffix=".db", dir=workdir)[1])
+    db.unlink()
+    started = time.perf_counter()
+    async with open_crawl(settings_for(site, db, strategy, topic, options, max_pages)) as crawler:
+        if relevant:
+            _stop_when_complete(crawler, relevant)
+        await crawler.run()
+    seconds = time.perf_counter() - started
+    async with open_storage(str(db)) as storage:
+        pages = [
+            (p.url, p.final_url, tuple(link.url for link in p.links) if links else ())
+            async for p in storage.iter_pages(with_links=links)
+        ]
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    return pages, seconds
+
+
+def _stop_when_complete(crawler: Crawler, relevant: frozenset[str]) -> None:
+    # Watches what the crawl stores (the benchmark's only hook into a running crawl).
+    storage = crawler.storage
+    save_page = storage.save_page
+    missing = set(relevant)
+    stored = 0
+
+    async def watched(page: Page, **kwargs: Any) -> None:
+        nonlocal stored
+        await save_page(page, **kwargs)
+        stored += 1
+        missing.discard(page.final_url)
+        if not missing and stored >= HARVEST_AT:
+            crawler.stop()
+
+    storage.save_page = watched  # type: ignore[method-assign]
+
+
+def ensure_docsweb() -> None:
+    for root in (JAVA_ROOT, PYTHON_ROOT):
+        try:
+            with urllib.request.urlopen(root, timeout=3) as response:
+                if response.status == 200:
+                    continue
+        except OSError:
+            pass
+        subprocess.run(["bash", str(DOCSWEB_SH), "start"], check=True)
+        return
+
+
+async def bench_site(site: Site, make_topics: Callable[[CrawlGraph], list[Topic]],
+                     workdir: Path, strategies: Sequence[str], log: Callable[[str], None]
+                     ) -> list[Row]:
+    """Complete BFS crawl, topics, oracle, then every strategy on every topic."""
+    pages, seconds = await crawl(site, workdir, "bfs", None, {}, 0, links=True)
+    graph = CrawlGraph.from_pages(site.seeds[0], pages)
+    bfs_order = [final for _, final, _ in pages][: site.budget or None]
+    log(f"{site.name}: complete BFS crawl {len(pages)} pages, {graph.edges()} links, "
+        f"{seconds:.0f} s")
+    rows: list[Row] = []
+    for topic in make_topics(graph):
+        oracle = measure_order(oracle_order(graph, topic.relevant), topic.relevant)
+        rows.append(_row(topic, "oracle", oracle, oracle, 0.0))
+        rows.append(_row(topic, "bfs", measure_order(bfs_order, topic.relevant), oracle, 0.0))
+        for name in strategies:
+            strategy, options = STRATEGIES[name]
+            order, took = await crawl(site, workdir, strategy, topic.keywords, options,
+                                      site.budget, relevant=topic.relevant)
+            measures = measure_order([final for _, final, _ in order], topic.relevant)
+            rows.append(_row(topic, name, measures, oracle, took))
+            log(f"  {topic.id:22} {name:15} {len(order):5} pages {took:5.0f} s  "
+                f"F90 {measures.to_most}  oracle {oracle.to_most}")
+    return rows
+
+
+def _row(topic: Topic, name: str, m: OrderMeasures, oracle: OrderMeasures, s: float) -> Row:
+    return Row(topic.site, topic.id, name, m, _ratio(m.to_half, oracle.to_half, m.fetched),
+               _ratio(m.to_most, oracle.to_most, m.fetched), s)
+
+
+def _ratio(value: int | None, oracle: int | None, fetched: int) -> float | None:
+    """Fetches over the oracle's; a negative number -x means "more than x" (not reached)."""
+    if oracle is None:
+        return None
+    if value is None:
+        return -(fetched + 1) / oracle
+    return value / oracle
+
+
+def java_topics(graph: CrawlGraph) -> list[Topic]:
+    reachable = graph.reachable()
+    return [Topic("java", t.id, t.keywords, frozenset(java_relevant(reachable, t.scope)))
+            for t in JAVA_TOPICS]
+
+
+def python_topics(graph: CrawlGraph) -> list[Topic]:
+    reachable = graph.reachable()
+    return [
+        Topic("python", t.id, t.keywords,
+              frozenset({canonicalize(u) for u in python_relevant(PYTHON_ROOT, t.scope)}
+                        & reachable))
+        for t in PYTHON_TOPICS
+    ]
+
+
+def demo_topics(web: DemoWeb) -> Callable[[CrawlGraph], list[Topic]]:
+    def make(graph: CrawlGraph) -> list[Topic]:
+        reachable = graph.reachable()
+        topics = []
+        for topic in (t for t in TOPICS if t.id in DEMO_TOPIC_IDS):
+            for lang in DEMO_LANGS:
+                words = [topic.name(lang), *topic.vocabulary(lang).nouns[:6]]
+                relevant = frozenset(
+                    url for url in reachable
+                    if (page := web.find(url)) is not None
+                    and page.true_topic == topic.id and page.lang == lang
+                )
+                topics.append(Topic("demo", f"demo-{topic.id}-{lang}", ", ".join(words),
+                                    relevant))
+        return topics
+    return make
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _fmt_ratio(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f">{-value:.1f}" if value < 0 else f"{value:.2f}"
+
+
+def _fmt_count(value: int | None, fetched: int) -> str:
+    return str(value) if value is not None else f">{fetched}"
+
+
+def tables(rows: Sequence[Row], topics: dict[str, Topic], budgets: dict[str, int]) -> str:
+    lines: list[str] = []
+    for site in dict.fromkeys(r.site for r in rows):
+        site_rows = [r for r in rows if r.site == site]
+        lines += [f"### {site} (budget {budgets[site] or 'none'} pages)", ""]
+        lines.append("| topic (relevant) | strategy | harvest@200 | "
+                     + " | ".join(f"R@{n}" for n in CHECKPOINTS)
+                     + " | F50 | F50/oracle | F90 | F90/oracle |")
+        lines.append("|---|---|---" + "|---" * len(CHECKPOINTS) + "|---|---|---|---|")
+        for r in site_rows:
+            m = r.measures
+            name = f"{r.topic} ({topics[r.topic].relevant.__len__()})"
+            lines.append(
+                f"| {name} | {r.strategy} | {m.harvest:.2f} | "
+                + " | ".join(f"{x:.2f}" for x in m.recall)
+                + f" | {_fmt_count(m.to_half, m.fetched)} | {_fmt_ratio(r.half_ratio)}"
+                f" | {_fmt_count(m.to_most, m.fetched)} | {_fmt_ratio(r.most_ratio)} |"
+            )
+        lines += ["", f"Geometric mean over the {site} topics of fetches / oracle's "
+                  "(`>`: a lower bound, some topic not reached within the budget):", "",
+                  "| strategy | F50/oracle | F90/oracle | crawl seconds (sum) |",
+                  "|---|---|---|---|"]
+        for strategy in dict.fromkeys(r.strategy for r in site_rows):
+            if strategy == "oracle":
+                continue
+            chosen = [r for r in site_rows if r.strategy == strategy]
+            lines.append(f"| {strategy} | {_gm([r.half_ratio for r in chosen])} | "
+                         f"{_gm([r.most_ratio for r in chosen])} | "
+                         f"{sum(r.seconds for r in chosen):.0f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _gm(ratios: Sequence[float | None]) -> str:
+    known = [r for r in ratios if r is not None]
+    mean = geometric_mean(abs(r) for r in known)
+    if mean is None:
+        return "-"
+    return (">" if any(r < 0 for r in known) else "") + f"{mean:.2f}"
+
+
+# --------------------------------------------------------------------------- main
+
+
+async def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sites", default="java,python,demo")
+    parser.add_argument("--java-budget", type=int, default=1500)
+    parser.add_argument("--python-budget", type=int, default=1000)
+    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--topics", default="", help="only these topic ids (comma-separated)")
+    args = parser.parse_args(argv)
+    sites = args.sites.split(",")
+    strategies = [s for s in args.strategies.split(",") if s]
+    wanted = set(filter(None, args.topics.split(",")))
+    OUT.mkdir(exist_ok=True)
+    started = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[{time.perf_counter() - started:6.0f} s] {message}", file=sys.stderr, flush=True)
+
+    def only(make: Callable[[CrawlGraph], list[Topic]]) -> Callable[[CrawlGraph], list[Topic]]:
+        return lambda g: [t for t in make(g) if not wanted or t.id in wanted]
+
+    rows: list[Row] = []
+    topics: dict[str, Topic] = {}
+    budgets: dict[str, int] = {}
+
+    def keep(make: Callable[[CrawlGraph], list[Topic]]) -> Callable[[CrawlGraph], list[Topic]]:
+        def wrapped(graph: CrawlGraph) -> list[Topic]:
+            made = only(make)(graph)
+            topics.update((t.id, t) for t in made)
+            return made
+        return wrapped
+
+    with tempfile.TemporaryDirectory(prefix="focus-bench-") as tmp:
+        workdir = Path(tmp)
+        if "java" in sites or "python" in sites:
+            ensure_docsweb()
+        if "java" in sites:
+            site = Site("java", (JAVA_ROOT,), args.java_budget, {})
+            budgets["java"] = site.budget
+            rows += await bench_site(site, keep(java_topics), workdir, strategies, log)
+        if "python" in sites:
+            site = Site("python", (PYTHON_ROOT,), args.python_budget, {})
+            budgets["python"] = site.budget
+            rows += await bench_site(site, keep(python_topics), workdir, strategies, log)
+        if "demo" in sites:
+            web = DemoWeb.generate(seed=7)
+            server = DemoWebServer(web, slow_delay=0.2)
+            with server.run_in_thread():
+                bound = server.web
+                bases = bound.bases()
+                site = Site("demo", tuple(bases.values()), 0,
+                            {"scope": {"allowed_domains": tuple(bases), "max_depth": 12}})
+                budgets["demo"] = 0
+                rows += await bench_site(site, keep(demo_topics(bound)), workdir, strategies,
+                                         log)
+    text = tables(rows, topics, budgets)
+    header = (f"Run {time.strftime('%Y-%m-%d %H:%M')}, {time.perf_counter() - started:.0f} s, "
+              f"load average {os.getloadavg()[0]:.1f}.\n\n")
+    (OUT / "latest.md").write_text(header + text, encoding="utf-8")
+    (OUT / "results.json").write_text(
+        json.dumps([{**asdict(r), "measures": asdict(r.measures)} for r in rows], indent=1),
+        encoding="utf-8",
+    )
+    print(header + text)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,379 @@
+"""``topicrawl worker``, ``topicrawl coordinator`` and ``topicrawl nodes``: distributed mode.
+
+Exit codes as for ``crawl``: 2 bad settings, 4 Redis or the database unreachable or failed,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.logging import RichHandler
+from rich.table import Table
+from rich.text import Text
+
+from topicrawl.core.config import load_settings
+from topicrawl.core.errors import ConfigError, FrontierError, StorageError, TopicrawlError
+
+if TYPE_CHECKING:
+    from topicrawl.distributed.registry import NodeStatus
+    from topicrawl.distributed.settings import DistributedSettings
+    from topicrawl.distributed.worker import WorkerReport
+
+__all__ = ["coordinator", "nodes", "nodes_table", "worker"]
+
+err = Console(stderr=True)
+out = Console()
+
+EXIT_CONFIG = 2
+EXIT_SERVICE = 4
+EXIT_INTERRUPTED = 130
+
+T = TypeVar("T")
+
+RedisOption = Annotated[
+    str | None,
+    typer.Option("--redis", help="Redis URL (env TOPICRAWL_DISTRIBUTED__REDIS_URL)."),
+]
+NamespaceOption = Annotated[
+    str | None, typer.Option(help="The crawl's name in Redis (default 'default').")
+]
+HeartbeatOption = Annotated[
+    float | None, typer.Option(help="Seconds between heartbeats (default 300).")
+]
+TimeoutOption = Annotated[
+    float | None, typer.Option(help="Seconds without heartbeat before a node is dead (600).")
+]
+LockOption = Annotated[float | None, typer.Option(help="Coordinator lock TTL in seconds (60).")]
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(message)s",
+        handlers=[RichHandler(console=err, show_path=False, rich_tracebacks=True)],
+        force=True,
+    )
+
+
+def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine, turning topicrawl's errors into messages and exit codes."""
+    try:
+        return asyncio.run(coro_factory())
+    except BaseExceptionGroup as group:  # errors raised inside the worker's task groups
+        error = _first_error(group)
+        if error is None:
+            raise
+        _fail(error)
+    except TopicrawlError as exc:
+        _fail(exc)
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> TopicrawlError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, TopicrawlError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_error(exc)
+            if found is not None:
+                return found
+    return None
+
+
+def _fail(exc: TopicrawlError) -> NoReturn:
+    if isinstance(exc, ConfigError):
+        err.print(Text(f"error: {exc}", style="red"))
+        raise typer.Exit(EXIT_CONFIG) from exc
+    if isinstance(exc, FrontierError):
+        err.print(Text(f"Redis error: {exc}", style="red"))
+        raise typer.Exit(EXIT_SERVICE) from exc
+    if isinstance(exc, StorageError):
+        err.print(Text(f"database error: {exc}", style="red"))
+        raise typer.Exit(EXIT_SERVICE) from exc
+    err.print(Text(f"error: {exc}", style="red"))
+    raise typer.Exit(1) from exc
+
+
+def _distributed(**overrides: object) -> DistributedSettings:
+    from topicrawl.distributed.settings import load_distributed  # noqa: PLC0415 - slow import
+
+    return load_distributed(**overrides)
+
+
+def _seeds(seed: list[str] | None, seeds_file: Path | None) -> list[str]:
+    seeds = list(seed or [])
+    if seeds_file is not None:
+        if not seeds_file.is_file():
+            raise ConfigError(f"seed file {seeds_file} does not exist")
+        lines = seeds_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        seeds += [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
+    return seeds
+
+
+def _stop_on_signals(stop: Callable[[], None]) -> None:
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_signal() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            err.print("stopping: finishing pages in flight (Ctrl-C again to quit now)")
+            stop()
+        else:
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+
+
+def worker(  # noqa: PLR0917 - typer maps each option to a parameter
+    redis: RedisOption = None,
+    db: Annotated[
+        str | None, typer.Option(help="postgresql:// URL of the crawl's database.")
+    ] = None,
+    namespace: NamespaceOption = None,
+    node_id: Annotated[str | None, typer.Option(help="Node id (default host-machine-pid).")] = None,
+    seed: Annotated[
+        list[str] | None, typer.Option("--seed", help="Start URL (repeatable).")
+    ] = None,
+    seeds_file: Annotated[
+        Path | None, typer.Option("--seeds-file", help="File with one start URL per line.")
+    ] = None,
+    topic: Annotated[
+        list[str] | None, typer.Option("--topic", help="Topic keywords (repeatable).")
+    ] = None,
+    strategy: Annotated[str | None, typer.Option(help="bfs, best-first, shark, focused.")] = None,
+    max_pages: Annotated[
+        int | None, typer.Option(help="Stop this worker after N pages in all (0 = no limit).")
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
+    per_host: Annotated[int | None, typer.Option(help="Requests in flight per host.")] = None,
+    delay: Annotated[float | None, typer.Option(help="Seconds between requests to a host.")] = None,
+    max_depth: Annotated[int | None, typer.Option(help="Deepest link level followed.")] = None,
+    allow_domain: Annotated[
+        list[str] | None, typer.Option(help="Stay within these domains (default: the seeds').")
+    ] = None,
+    include: Annotated[list[str] | None, typer.Option(help="Regex URLs must match.")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(help="Regex that rules URLs out.")] = None,
+    ignore_robots: Annotated[bool, typer.Option(help="Do not obey robots.txt.")] = False,
+    lease_ttl: Annotated[float | None, typer.Option(help="Seconds a lease lasts.")] = None,
+    heartbeat_interval: HeartbeatOption = None,
+    heartbeat_timeout: TimeoutOption = None,
+    lock_ttl: LockOption = None,
+    throughput_window: Annotated[
+        float | None, typer.Option(help="Seconds over which pages/s is measured (60).")
+    ] = None,
+    exact_dedupe: Annotated[
+        bool | None, typer.Option(help="Exact URL set in Redis instead of a Bloom filter.")
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="TOML crawl settings file.")] = None,
+    quiet: Annotated[bool, typer.Option(help="No summary line.")] = False,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
+) -> None:
+    """Crawl as one worker of a distributed crawl (Redis frontier, PostgreSQL results)."""
+    _setup_logging(log_level)
+    kwargs: dict[str, Any] = {}
+    try:
+        seeds = _seeds(seed, seeds_file)
+    except ConfigError as exc:
+        err.print(Text(f"error: {exc}", style="red"))
+        raise typer.Exit(EXIT_CONFIG) from exc
+    _put(kwargs, "seeds", tuple(seeds) or None)
+    _put(kwargs, "topics", tuple(topic) if topic else None)
+    _put(kwargs, "strategy", strategy)
+    _put(kwargs, "max_pages", max_pages)
+    _put(kwargs, "concurrency", concurrency)
+    politeness: dict[str, Any] = {}
+    _put(politeness, "per_host", per_host)
+    _put(politeness, "delay", delay)
+    if ignore_robots:
+        politeness["obey_robots"] = False
+    scope: dict[str, Any] = {}
+    _put(scope, "max_depth", max_depth)
+    _put(scope, "allowed_domains", tuple(allow_domain) if allow_domain else None)
+    _put(scope, "include", tuple(include) if include else None)
+    _put(scope, "exclude", tuple(exclude) if exclude else None)
+    _put(kwargs, "politeness", politeness or None)
+    _put(kwargs, "scope", scope or None)
+    _put(kwargs, "frontier", {"lease_ttl": lease_ttl} if lease_ttl else None)
+    _put(kwargs, "storage", {"url": db} if db else None)
+    dist = {
+        "redis_url": redis,
+        "namespace": namespace,
+        "heartbeat_interval": heartbeat_interval,
+        "heartbeat_timeout": heartbeat_timeout,
+        "lock_ttl": lock_ttl,
+        "throughput_window": throughput_window,
+        "exact_dedupe": exact_dedupe,
+    }
+    report = _run(lambda: _work(kwargs, config, dist, node_id))
+    if not quiet:
+        stats = report.stats
+        out.print(
+            Text(
+                f"worker {report.node}: {report.pages} pages, {stats.error_count} errors, "
+                f"run {report.run_id}, {report.queued_left} left queued"
+            )
+        )
+
+
+async def _work(
+    kwargs: dict[str, Any], config: Path | None, dist: dict[str, Any], node_id: str | None
+) -> WorkerReport:
+    from topicrawl.distributed.worker import run_worker  # noqa: PLC0415 - slow import
+
+    settings = load_settings(config, **kwargs)
+    if not settings.storage.url.startswith(("postgresql:", "postgresql+", "postgres:")):
+        raise ConfigError("a worker needs --db postgresql://... (shared by every worker)")
+    distributed = _distributed(**dist)
+    return await run_worker(
+        settings,
+        distributed,
+        node_id=node_id,
+        on_start=lambda crawler: _stop_on_signals(crawler.stop),
+    )
+
+
+def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
+    redis: RedisOption = None,
+    namespace: NamespaceOption = None,
+    heartbeat_interval: HeartbeatOption = None,
+    heartbeat_timeout: TimeoutOption = None,
+    lock_ttl: LockOption = None,
+    interval: Annotated[
+        float | None, typer.Option(help="Seconds between rounds (default min(heartbeat, ttl/3)).")
+    ] = None,
+    exit_when_done: Annotated[
+        bool, typer.Option(help="Exit once the crawl is over (nothing queued, no live node).")
+    ] = False,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "info",
+) -> None:
+    """Run the coordinator's duties (dead nodes, rebalancing); a standby takes over if it dies."""
+    _setup_logging(log_level)
+    overrides = {
+        "redis_url": redis,
+        "namespace": namespace,
+        "heartbeat_interval": heartbeat_interval,
+        "heartbeat_timeout": heartbeat_timeout,
+        "lock_ttl": lock_ttl,
+        "coordinator_interval": interval,
+    }
+    _run(lambda: _coordinate(overrides, exit_when_done))
+
+
+async def _coordinate(overrides: dict[str, Any], exit_when_done: bool) -> None:
+    from topicrawl.distributed.coordinator import serve  # noqa: PLC0415
+    from topicrawl.distributed.registry import local_node_id  # noqa: PLC0415
+
+    distributed = _distributed(**overrides)
+    stop = asyncio.Event()
+    _stop_on_signals(stop.set)
+    await serve(
+        distributed,
+        holder=f"coordinator-{local_node_id()}",
+        stop=stop,
+        exit_when_done=exit_when_done,
+    )
+
+
+def nodes(
+    redis: RedisOption = None,
+    namespace: NamespaceOption = None,
+    watch: Annotated[bool, typer.Option(help="Refresh the table until Ctrl-C.")] = False,
+    every: Annotated[float, typer.Option(help="Seconds between refreshes.")] = 2.0,
+) -> None:
+    """Show the crawl's nodes: id, state, last heartbeat, pages/s, hosts held, errors."""
+    _setup_logging("warning")
+    overrides = {"redis_url": redis, "namespace": namespace}
+    try:
+        _run(lambda: _show_nodes(overrides, watch=watch, every=max(every, 0.1)))
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
+
+
+async def _show_nodes(overrides: dict[str, Any], *, watch: bool, every: float) -> None:
+    from topicrawl.distributed.redis_frontier import RedisFrontier  # noqa: PLC0415
+    from topicrawl.distributed.registry import NodeRegistry  # noqa: PLC0415
+
+    distributed = _distributed(**overrides)
+    registry = NodeRegistry(
+        distributed.redis_url,
+        namespace=distributed.namespace,
+        heartbeat_timeout=distributed.heartbeat_timeout,
+    )
+    frontier = RedisFrontier(distributed.redis_url, namespace=distributed.namespace, observer=True)
+    async with registry, frontier:
+
+        async def table() -> Table:
+            found = await registry.nodes()
+            hosts = await frontier.host_counts([n.node for n in found])
+            queued, in_flight = await frontier.queued(), await frontier.in_flight()
+            return nodes_table(
+                found, hosts, now=time.time(), caption=f"{queued} queued, {in_flight} in flight"
+            )
+
+        if not watch:
+            out.print(await table())
+            return
+        stop = asyncio.Event()
+        _stop_on_signals(stop.set)
+        with Live(await table(), console=out, auto_refresh=False) as live:
+            while not stop.is_set():
+                try:
+                    await asyncio.wait_for(stop.wait(), every)
+                except TimeoutError:
+                    live.update(await table(), refresh=True)
+
+
+def nodes_table(
+    found: list[NodeStatus], hosts: dict[str, int], *, now: float, caption: str = ""
+) -> Table:
+    """The nodes as a rich table (every value from Redis shown as plain text, never markup)."""
+    table = Table(title="topicrawl nodes", caption=caption or None)
+    for name, justify in (
+        ("node", "left"),
+        ("state", "left"),
+        ("last heartbeat", "right"),
+        ("pages/s", "right"),
+        ("pages", "right"),
+        ("hosts held", "right"),
+        ("errors", "right"),
+        ("machine/pid", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    styles = {"alive": "green", "dead": "red", "left": "dim"}
+    for node in found:
+        state = "late" if node.late else node.state.value
+        beat = (
+            "-"
+            if node.last_heartbeat is None
+            else f"{max(0.0, now - node.last_heartbeat):.1f} s ago"
+        )
+        rate = "-" if node.pages_per_second is None else f"{node.pages_per_second:.1f}"
+        table.add_row(
+            Text(node.node),
+            Text(state, style="yellow" if node.late else styles.get(state, "")),
+            Text(beat),
+            Text(rate),
+            Text(str(node.pages)),
+            Text(str(hosts.get(node.node, 0))),
+            Text(str(node.errors)),
+            Text(f"{node.machine[:40]}/{node.pid}"),
+        )
+    return table
+
+
+def _put(target: dict[str, Any], key: str, value: object) -> None:
+    if value is not None:
+        target[key] = value

@@ -1,0 +1,135 @@
+"""``topicrawl label``: show sampled pages of a crawl and record a person's yes/no judgements.
+
+The labels go to the crawl database's ``labels`` table. A focused crawl that is started or
+resumed on that database judges its adaptive threshold's samples with them (a human judge;
+pages nobody labelled are judged by the automatic judge).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+
+from topicrawl.core.errors import ConfigError, StorageError, TopicrawlError
+from topicrawl.core.models import Page
+
+__all__ = ["label", "label_pages"]
+
+EXCERPT_CHARS = 600
+TITLE_CHARS = 200
+URL_CHARS = 300
+_ANSWERS = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "s": "skip", "skip": "skip"}
+_QUIT = {"q", "quit"}
+
+AskFn = Callable[[], str | None]
+"""Asks a person about the page just shown: yes, no, skip, or None to stop."""
+
+
+def _excerpt(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def page_panel(page: Page, *, number: int, total: int) -> Panel:
+    """A page as a person sees it to judge it: every crawled string escaped for rich markup."""
+    title = escape(_excerpt(page.title, TITLE_CHARS) or "(no title)")
+    url = escape(_excerpt(page.final_url, URL_CHARS))
+    relevance = "-" if page.relevance is None else f"{page.relevance:.3f}"
+    reasons = ", ".join(f"{escape(k)} {v:.3f}" for k, v in sorted(page.reasons.items()))
+    body = (
+        f"[bold]{title}[/bold]\n[dim]{url}[/dim]\n"
+        f"relevance {relevance}" + (f"   priority: {reasons}" if reasons else "") + "\n\n"
+        f"{escape(_excerpt(page.text, EXCERPT_CHARS))}"
+    )
+    return Panel(body, title=f"page {number} of {total}", title_align="left")
+
+
+async def label_pages(
+    *, db: str, count: int, seed: int | None, topic: str, console: Console, ask: AskFn
+) -> dict[str, int]:
+    """Sample up to ``count`` unlabelled pages of the crawl in ``db``, ask for each, save.
+
+    Returns:
+        how many pages got each answer.
+
+    Raises:
+        StorageError: the database does not exist or cannot be read or written.
+    """
+    from topicrawl.engine.build import open_storage  # noqa: PLC0415 - slow import
+    from topicrawl.storage.learned import FocusRecords  # noqa: PLC0415
+
+    async with open_storage(db) as storage:  # opening runs the migrations (labels table)
+        pages = [
+            page
+            async for page in storage.iter_pages()
+            if page.status == 200 and page.duplicate_of is None
+        ]
+    counts = {"yes": 0, "no": 0, "skip": 0}
+    async with FocusRecords(db) as records:
+        done = await records.labels(topic=topic)
+        waiting = [page for page in pages if page.url not in done]
+        sample = random.Random(seed).sample(waiting, min(count, len(waiting)))
+        if not sample:
+            console.print("no unlabelled pages to show")
+            return counts
+        for number, page in enumerate(sample, 1):
+            console.print(page_panel(page, number=number, total=len(sample)))
+            answer = ask()
+            if answer is None:
+                break
+            await records.save_label(page.url, answer, topic=topic)
+            counts[answer] += 1
+    return counts
+
+
+def _ask(console: Console) -> str | None:
+    """Ask until the answer is yes, no or skip (None: quit)."""
+    while True:
+        reply = typer.prompt("on topic? [y]es / [n]o / [s]kip / [q]uit", default="s")
+        key = reply.strip().lower()
+        if key in _QUIT:
+            return None
+        if key in _ANSWERS:
+            return _ANSWERS[key]
+        console.print("please answer y, n, s or q")
+
+
+def label(
+    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL of a crawl.")],
+    count: Annotated[int, typer.Option(help="Pages to show.", min=1)] = 20,
+    seed: Annotated[int | None, typer.Option(help="Seed of the random sample.")] = None,
+    topic: Annotated[str, typer.Option(help="Topic the labels are for (default: any).")] = "",
+) -> None:
+    """Show sampled pages of a crawl and record whether each is on topic (yes/no/skip)."""
+    console = Console()
+    try:
+        counts = asyncio.run(
+            label_pages(
+                db=db,
+                count=count,
+                seed=seed,
+                topic=topic,
+                console=console,
+                ask=lambda: _ask(console),
+            )
+        )
+    except ConfigError as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    except StorageError as exc:
+        Console(stderr=True).print(f"[red]database error:[/red] {escape(str(exc))}")
+        raise typer.Exit(4) from exc
+    except TopicrawlError as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    console.print(
+        f"labelled: {counts['yes']} yes, {counts['no']} no, {counts['skip']} skipped; "
+        "a focused crawl on this database now judges its threshold samples with them"
+    )

@@ -1,0 +1,89 @@
+"""Settings of distributed mode: where Redis is, and the registry's and coordinator's timing.
+
+Every field can be set by environment variable ``TOPICRAWL_DISTRIBUTED__<FIELD>`` (the same
+name it would have as a ``distributed`` section of the crawl settings) or on the command line.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from topicrawl.core.errors import ConfigError
+
+__all__ = ["DistributedSettings", "load_distributed"]
+
+
+class DistributedSettings(BaseSettings):
+    """How the workers of one distributed crawl find each other and watch each other.
+
+    The defaults follow the method's 5-minute heartbeat and 10-minute timeout; a node found
+    dead has its leases put back and its hosts handed out at once.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="TOPICRAWL_DISTRIBUTED__", extra="forbid", frozen=True
+    )
+
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis holding the crawl.")
+    namespace: str = Field("default", description="The crawl's name; crawls can share a Redis.")
+    heartbeat_interval: float = Field(300.0, gt=0, description="Seconds between heartbeats.")
+    heartbeat_timeout: float = Field(
+        600.0, gt=0, description="A node silent this long (its heartbeat key's TTL) is dead."
+    )
+    lock_ttl: float = Field(
+        60.0, gt=0, description="Seconds the coordinator lock lasts unless renewed."
+    )
+    coordinator_interval: float = Field(
+        0.0,
+        ge=0,
+        description="Seconds between coordinator rounds; 0 means min(heartbeat, lock_ttl / 3).",
+    )
+    throughput_window: float = Field(
+        60.0, gt=0, description="Seconds over which a node's pages per second are measured."
+    )
+    min_weight: float = Field(
+        0.1, gt=0, description="Floor of a node's hashing weight (pages per second)."
+    )
+    steal_min: int = Field(
+        2, ge=0, description="Ready hosts a node must have before an idle one takes one (0 off)."
+    )
+    redis_retry_for: float = Field(
+        60.0, ge=0, description="Seconds of Redis outage a worker rides out by retrying."
+    )
+    storage_retries: int = Field(
+        8, ge=0, description="Retries of a database write whose connection dropped."
+    )
+    exact_dedupe: bool = Field(False, description="Exact URL set in Redis instead of Bloom.")
+
+    @model_validator(mode="after")
+    def _timeout_after_interval(self) -> Self:
+        if self.heartbeat_timeout <= self.heartbeat_interval:
+            raise ValueError("heartbeat_timeout must be longer than heartbeat_interval")
+        return self
+
+    @property
+    def round_interval(self) -> float:
+        """Seconds between two coordinator rounds."""
+        if self.coordinator_interval:
+            return self.coordinator_interval
+        return min(self.heartbeat_interval, self.lock_ttl / 3)
+
+
+def load_distributed(**overrides: object) -> DistributedSettings:
+    """Settings from the environment and explicit overrides (``None`` values are ignored).
+
+    Raises:
+        ConfigError: a value is invalid.
+    """
+    given = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return DistributedSettings(**given)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        lines = ["invalid distributed settings:"]
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "(root)"
+            lines.append(f"  {where}: {error['msg']}")
+        raise ConfigError("\n".join(lines)) from exc

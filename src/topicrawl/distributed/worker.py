@@ -1,0 +1,360 @@
+"""A worker of a distributed crawl: the engine's crawler on the shared Redis frontier.
+
+A worker registers in the crawl's node registry, applies the configuration stored for it,
+joins the crawl's storage run (the first worker starts it), crawls the hosts it holds (and
+takes ready hosts from busy nodes when idle), heartbeats with its throughput and error count,
+and runs the coordinator's duties whenever it holds the coordinator lock (so any worker is a
+standby coordinator). It stops when the crawl is done: nothing queued and nothing in flight on
+any worker. On the way out it records that it left, puts back any lease it still holds, and
+hands its hosts to the live nodes.
+
+A Redis outage up to ``redis_retry_for`` seconds is ridden out by retrying every frontier
+operation; a database connection that drops is retried by the storage (``storage_retries``).
+A leased URL is never lost: a worker that dies or is cut off loses its leases to the
+coordinator (at once when its heartbeat expires) or to the lease expiry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from topicrawl.core.config import CrawlSettings
+from topicrawl.core.errors import ConfigError, FrontierError
+from topicrawl.core.models import CrawlStats
+from topicrawl.distributed.coordinator import Coordinator, node_loads
+from topicrawl.distributed.partition import AssignmentPolicy, NodeLoad, RendezvousPolicy
+from topicrawl.distributed.redis_frontier import RedisFrontier
+from topicrawl.distributed.registry import (
+    Heartbeat,
+    NodeInfo,
+    NodeRegistry,
+    ThroughputMeter,
+    local_node_id,
+)
+from topicrawl.distributed.settings import DistributedSettings
+from topicrawl.engine.build import open_crawl
+from topicrawl.engine.crawl import Crawler
+from topicrawl.storage import SqlStorage
+
+__all__ = ["HostAssigner", "WorkerReport", "merge_config", "run_worker"]
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[CrawlStats], None]
+
+_SETUP_WAIT = 60.0  # seconds a worker waits for another to start the storage run
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerReport:
+    """What a worker did: its node id, its own stats, the run, and what is left queued."""
+
+    node: str
+    stats: CrawlStats
+    pages: int
+    run_id: int
+    queued_left: int
+
+
+class HostAssigner:
+    """Proposes the node for a host seen for the first time, from the latest view of nodes.
+
+    The view is refreshed with every heartbeat; answers are cached until it changes.
+    """
+
+    def __init__(self, policy: AssignmentPolicy) -> None:
+        self._policy = policy
+        self._nodes: tuple[NodeLoad, ...] = ()
+        self._cache: dict[str, str | None] = {}
+
+    def update(self, nodes: Sequence[NodeLoad]) -> None:
+        """Use a new view of the live nodes."""
+        view = tuple(sorted(nodes, key=lambda n: n.node))
+        if view != self._nodes:
+            self._nodes = view
+            self._cache.clear()
+
+    def propose(self, host: str) -> str | None:
+        """The node ``host`` should go to, or None when no node is known."""
+        if host not in self._cache:
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[host] = self._policy.owner(host, self._nodes)
+        return self._cache[host]
+
+
+def merge_config(settings: CrawlSettings, config: Mapping[str, Any]) -> CrawlSettings:
+    """The settings with a node's stored configuration laid over them (sections merged).
+
+    Raises:
+        ConfigError: the result is not valid settings.
+    """
+    if not config:
+        return settings
+    merged = settings.model_dump()
+    for key, value in config.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    try:
+        return CrawlSettings.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(f"the configuration stored for this node is invalid: {exc}") from exc
+
+
+async def run_worker(
+    settings: CrawlSettings,
+    distributed: DistributedSettings,
+    *,
+    node_id: str | None = None,
+    policy: AssignmentPolicy | None = None,
+    on_progress: ProgressFn | None = None,
+    on_start: Callable[[Crawler], None] | None = None,
+) -> WorkerReport:
+    """Run one worker until the crawl is done (or it is stopped through ``on_start``'s crawler).
+
+    Raises:
+        FrontierError: Redis is unreachable (at start, or longer than ``redis_retry_for``).
+        StorageError: the database is unreachable or failed past its retries.
+        ConfigError: bad settings, or a stored node configuration that is invalid.
+    """
+    node = node_id or local_node_id()
+    policy = policy or RendezvousPolicy(min_weight=distributed.min_weight)
+    registry = NodeRegistry(
+        distributed.redis_url,
+        namespace=distributed.namespace,
+        heartbeat_timeout=distributed.heartbeat_timeout,
+    )
+    async with registry:
+        settings = merge_config(settings, await registry.config_for(node))
+        assigner = HostAssigner(policy)
+        frontier = RedisFrontier(
+            distributed.redis_url,
+            namespace=distributed.namespace,
+            default_delay=settings.politeness.delay,
+            max_per_host=settings.politeness.per_host,
+            lease_ttl=settings.frontier.lease_ttl,
+            bloom_capacity=settings.frontier.bloom_capacity,
+            bloom_error_rate=settings.frontier.bloom_error_rate,
+            exact=distributed.exact_dedupe,
+            node=node,
+            propose_owner=assigner.propose,
+            steal_min=distributed.steal_min,
+            retry_for=distributed.redis_retry_for,
+            defer_acks=True,
+        )
+        async with frontier:
+            run_id = await _join_run(registry, settings)
+            info = NodeInfo(
+                node=node,
+                machine=socket.gethostname(),
+                pid=os.getpid(),
+                params={
+                    "strategy": settings.strategy,
+                    "concurrency": settings.concurrency,
+                    "per_host": settings.politeness.per_host,
+                    "delay": settings.politeness.delay,
+                    "run_id": run_id,
+                },
+                capacity={"concurrency": settings.concurrency, "cpus": os.cpu_count() or 1},
+            )
+            coordinator = Coordinator(
+                frontier=frontier,
+                registry=registry,
+                policy=policy,
+                lock_ttl=distributed.lock_ttl,
+                holder=node,
+            )
+            await registry.register(info)
+            try:
+                assigner.update(node_loads(await registry.live(), {}))
+                node_crawl = _NodeCrawl(
+                    settings=settings,
+                    distributed=distributed,
+                    registry=registry,
+                    frontier=frontier,
+                    coordinator=coordinator,
+                    assigner=assigner,
+                    info=info,
+                    run_id=run_id,
+                )
+                return await node_crawl.run(on_progress=on_progress, on_start=on_start)
+            finally:
+                await _leave(registry, coordinator, node)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _NodeCrawl:
+    """The crawl of one registered node, with its heartbeats and standby coordinator."""
+
+    settings: CrawlSettings
+    distributed: DistributedSettings
+    registry: NodeRegistry
+    frontier: RedisFrontier
+    coordinator: Coordinator
+    assigner: HostAssigner
+    info: NodeInfo
+    run_id: int
+
+    async def run(
+        self, *, on_progress: ProgressFn | None, on_start: Callable[[Crawler], None] | None
+    ) -> WorkerReport:
+        pages = _PageCounter(on_progress)
+        async with open_crawl(
+            self.settings,
+            on_progress=pages,
+            frontier=self.frontier,
+            run_id=self.run_id,
+            storage_retries=self.distributed.storage_retries,
+        ) as crawler:
+            if on_start is not None:
+                on_start(crawler)
+            stop = asyncio.Event()
+            beats = _Heartbeats(
+                registry=self.registry,
+                frontier=self.frontier,
+                assigner=self.assigner,
+                info=self.info,
+                pages=pages,
+                crawler=crawler,
+                window=self.distributed.throughput_window,
+            )
+            interval = self.distributed.heartbeat_interval
+            async with asyncio.TaskGroup() as group:
+                group.create_task(beats.run(stop, interval=interval))
+                group.create_task(
+                    self.coordinator.run(stop, interval=self.distributed.round_interval)
+                )
+                try:
+                    stats = await crawler.run()
+                finally:
+                    stop.set()
+            left = await self.frontier.queued()
+            await _record_totals(self.registry, crawler, stats, self.run_id, pages.count)
+        return WorkerReport(
+            node=self.info.node,
+            stats=stats,
+            pages=pages.count,
+            run_id=self.run_id,
+            queued_left=left,
+        )
+
+
+class _PageCounter:
+    """Counts the pages this worker stored (the crawler's own count starts from the
+    database's total), and passes progress on."""
+
+    def __init__(self, then: ProgressFn | None) -> None:
+        self.count = 0
+        self._then = then
+
+    def __call__(self, stats: CrawlStats) -> None:
+        self.count += 1
+        if self._then is not None:
+            self._then(stats)
+
+
+@dataclass(slots=True, kw_only=True)
+class _Heartbeats:
+    registry: NodeRegistry
+    frontier: RedisFrontier
+    assigner: HostAssigner
+    info: NodeInfo
+    pages: _PageCounter
+    crawler: Crawler
+    window: float
+    faults: int = 0
+
+    async def run(self, stop: asyncio.Event, *, interval: float) -> None:
+        meter = ThroughputMeter(self.window)
+        while not stop.is_set():
+            meter.add(time.monotonic(), self.pages.count)
+            beat = Heartbeat(
+                pages=self.pages.count,
+                pages_per_second=meter.rate(),
+                errors=self.crawler.stats.error_count + self.faults,
+            )
+            try:
+                await self._beat(beat)
+            except FrontierError as exc:
+                self.faults += 1
+                log.warning("heartbeat failed: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval)
+
+    async def _beat(self, beat: Heartbeat) -> None:
+        if not await self.registry.heartbeat(self.info.node, beat):
+            # Declared dead while we were away: our leases and hosts went to others.
+            log.warning("node %s was declared dead; registering again", self.info.node)
+            await self.registry.register(self.info)
+        live = await self.registry.live()
+        counts = await self.frontier.host_counts([n.node for n in live])
+        self.assigner.update(node_loads(live, counts))
+
+
+async def _join_run(registry: NodeRegistry, settings: CrawlSettings) -> int:
+    """The storage run of this crawl: the first worker starts it, the others read its id."""
+    client = registry.client
+    meta = registry.prefix + "meta"
+    setup = registry.prefix + "setup"
+    deadline = time.monotonic() + _SETUP_WAIT
+    while True:
+        stored = await client.hget(meta, "run_id")
+        if stored is not None:
+            return int(stored)
+        if await client.set(setup, str(os.getpid()), nx=True, px=30_000):
+            try:
+                async with SqlStorage(settings.storage.url) as storage:
+                    run_id = await storage.start_run(
+                        name=settings.strategy,
+                        config=settings.model_dump_json(exclude={"seeds"}),
+                    )
+                await client.hset(meta, "run_id", str(run_id))
+                return run_id
+            finally:
+                await client.delete(setup)
+        if time.monotonic() > deadline:
+            raise FrontierError("no worker finished starting the crawl's storage run in time")
+        await asyncio.sleep(0.1)
+
+
+async def _record_totals(
+    registry: NodeRegistry, crawler: Crawler, stats: CrawlStats, run_id: int, pages: int
+) -> None:
+    """Add this worker's numbers to the crawl's totals and write them as the run's stats."""
+    key = registry.prefix + "totals"
+    async with registry.client.pipeline(transaction=True) as pipe:
+        pipe.hincrby(key, "pages", pages)
+        pipe.hincrby(key, "duplicates", stats.duplicates)
+        pipe.hincrby(key, "relevant", stats.relevant)
+        pipe.hincrby(key, "errors", stats.error_count)
+        pipe.hincrby(key, "bytes", stats.bytes)
+        pipe.hincrby(key, "workers", 1)
+        await pipe.execute()
+        totals = await registry.client.hgetall(key)
+    summary = {_text(k): int(v) for k, v in totals.items()}
+    await crawler.storage.finish_run(run_id, stats=json.dumps(summary, sort_keys=True))
+
+
+async def _leave(registry: NodeRegistry, coordinator: Coordinator, node: str) -> None:
+    try:
+        await registry.leave(node)
+        await coordinator.release_departed(node)
+    except FrontierError as exc:
+        log.warning("could not hand back this node's work on leaving: %s", exc)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

@@ -1,0 +1,230 @@
+"""Runs distributed crawls of the demo web: worker and coordinator processes, PG and Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncpg
+from redis.asyncio import Redis
+
+from topicrawl.core.config import CrawlSettings
+from topicrawl.demoweb import DemoWebServer
+from topicrawl.demoweb.truth import CrawlRules, expected_crawl
+
+MAX_DEPTH = 6
+ENV = {
+    "TOPICRAWL_STORAGE__FLUSH_INTERVAL": "0.2",
+    "TOPICRAWL_FETCH__TIMEOUT": "5",
+    "TOPICRAWL_FETCH__BACKOFF_BASE": "0.05",
+    "TOPICRAWL_FETCH__BACKOFF_MAX": "1",
+    "TOPICRAWL_PARSE_WORKERS": "0",
+}
+
+
+def crawl_settings(server: DemoWebServer, db: str, **extra: object) -> CrawlSettings:
+    """The crawl every test runs (the single-process reference uses the same)."""
+    bases = server.web.bases()
+    options: dict[str, object] = {
+        "seeds": tuple(bases.values()),
+        "strategy": "bfs",
+        "max_pages": 0,
+        "concurrency": 4,
+        "parse_workers": 0,
+        "politeness": {"per_host": 2},
+        "scope": {"allowed_domains": tuple(bases), "max_depth": MAX_DEPTH},
+        "fetch": {"timeout": 5.0, "backoff_base": 0.05, "backoff_max": 1.0},
+        "storage": {"url": db, "flush_interval": 0.2},
+    }
+    options.update(extra)
+    return CrawlSettings(**options)  # type: ignore[arg-type]
+
+
+def expected_urls(server: DemoWebServer) -> set[str]:
+    """The ground truth: what a complete crawl under :func:`crawl_settings` stores."""
+    web = server.web
+    settings = crawl_settings(server, "unused.db")
+    return set(
+        expected_crawl(web, settings.seeds, CrawlRules.from_settings(settings, hosts=web.bases()))
+    )
+
+
+@dataclass
+class Cluster:
+    """One distributed crawl: its namespace, schema, and the processes it started."""
+
+    server: DemoWebServer
+    redis_url: str
+    postgres_url: str
+    tmp: Path
+    delay: float = 0.0
+    heartbeat: float = 0.3
+    timeout: float = 1.5
+    namespace: str = field(default_factory=lambda: f"it-{uuid.uuid4().hex[:12]}")
+    schema: str = field(default_factory=lambda: f"it_{uuid.uuid4().hex[:12]}")
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def app(self) -> str:
+        return f"tcd_{self.schema}"
+
+    @property
+    def db_url(self) -> str:
+        return f"{self.postgres_url}?schema={self.schema}&application_name={self.app}"
+
+    @property
+    def prefix(self) -> str:
+        return f"topicrawl:{{{self.namespace}}}:"
+
+    def _common(self) -> list[str]:
+        return [
+            "--redis",
+            self.redis_url,
+            "--namespace",
+            self.namespace,
+            "--heartbeat-interval",
+            str(self.heartbeat),
+            "--heartbeat-timeout",
+            str(self.timeout),
+            "--lock-ttl",
+            str(self.timeout),
+        ]
+
+    def start_worker(self, name: str) -> subprocess.Popen[bytes]:
+        """Start ``topicrawl worker`` with node id ``name``."""
+        web = self.server.web
+        argv = [sys.executable, "-m", "topicrawl.cli", "worker", "--quiet", "--node-id", name]
+        argv += [*self._common(), "--db", self.db_url, "--strategy", "bfs"]
+        argv += ["--max-pages", "0", "--concurrency", "4", "--per-host", "2"]
+        argv += ["--max-depth", str(MAX_DEPTH), "--delay", str(self.delay)]
+        argv += ["--throughput-window", "1", "--lease-ttl", "30", "--log-level", "info"]
+        for seed in web.bases().values():
+            argv += ["--seed", seed]
+        for host in web.bases():
+            argv += ["--allow-domain", host]
+        return self._start(name, argv)
+
+    def start_coordinator(self, name: str = "coordinator") -> subprocess.Popen[bytes]:
+        argv = [sys.executable, "-m", "topicrawl.cli", "coordinator", *self._common()]
+        argv += ["--interval", "0.2", "--exit-when-done"]
+        return self._start(name, argv)
+
+    def _start(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        with (self.tmp / f"{name}.log").open("wb") as log:
+            proc = subprocess.Popen(
+                argv, env={**os.environ, **ENV}, stdout=log, stderr=subprocess.STDOUT
+            )
+        self.procs[name] = proc
+        return proc
+
+    def log(self, name: str) -> str:
+        return (self.tmp / f"{name}.log").read_text(errors="replace")
+
+    def wait_all(self, timeout: float) -> dict[str, int]:
+        """Wait for every process; their exit codes."""
+        deadline = time.monotonic() + timeout
+        codes = {}
+        for name, proc in self.procs.items():
+            try:
+                codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                codes[name] = -999
+        return codes
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+    # -- reading results
+
+    async def pg(self) -> asyncpg.Connection:
+        return await asyncpg.connect(self.postgres_url.replace("postgresql+asyncpg", "postgresql"))
+
+    async def stored(self) -> list[tuple[str, str]]:
+        """(url, final_url) of every stored page."""
+        connection = await self.pg()
+        try:
+            rows = await connection.fetch(f'SELECT url, final_url FROM "{self.schema}".pages')
+        except asyncpg.UndefinedTableError:
+            return []
+        finally:
+            await connection.close()
+        return [(row["url"], row["final_url"]) for row in rows]
+
+    async def count(self) -> int:
+        return len(await self.stored())
+
+    async def wait_for_pages(self, at_least: int, timeout: float) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            count = await self.count()
+            if count >= at_least:
+                return count
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"fewer than {at_least} pages after {timeout} s")
+
+    async def terminate_backends(self) -> int:
+        """pg_terminate_backend on every connection of this crawl's workers."""
+        connection = await self.pg()
+        try:
+            pids = await connection.fetch(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = $1",
+                self.app,
+            )
+        finally:
+            await connection.close()
+        return len(pids)
+
+    async def cleanup(self) -> None:
+        self.stop_all()
+        connection = await self.pg()
+        try:
+            await connection.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+        finally:
+            await connection.close()
+        client = Redis.from_url(self.redis_url)
+        try:
+            keys = [key async for key in client.scan_iter(match=self.prefix + "*")]
+            if keys:
+                await client.delete(*keys)
+        finally:
+            await client.aclose()
+
+
+def refetched(server: DemoWebServer) -> int:
+    """Pages answered 200 more than once (robots.txt aside)."""
+    fetches = Counter((r.host, r.path) for r in server.access_log() if r.status == 200)
+    return sum(n - 1 for (_, path), n in fetches.items() if "robots" not in path)
+
+
+def closest_requests(server: DemoWebServer) -> Iterator[tuple[str, float]]:
+    """Per host, the gaps between consecutive requests the frontier spaced out.
+
+    robots.txt fetches, redirect hops and the fetcher's own retries after a 5xx/429 are not
+    frontier hand-outs (the fetcher makes them inline), so a gap after one is skipped.
+    """
+    by_host: dict[str, list[tuple[float, int, str]]] = {}
+    for record in server.access_log():
+        by_host.setdefault(record.host, []).append((record.at, record.status, record.path))
+    for host, records in by_host.items():
+        records.sort()
+        previous: tuple[float, int, str] | None = None
+        for at, status, path in records:
+            if "robots.txt" in path:
+                continue
+            if previous is not None:
+                p_at, p_status, _ = previous
+                if not (300 <= p_status < 400 or p_status >= 500 or p_status in (0, 429)):
+                    yield host, at - p_at
+            previous = (at, status, path)

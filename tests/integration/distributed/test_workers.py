@@ -1,0 +1,196 @@
+"""Distributed crawls of the demo web: separate worker and coordinator processes, real Redis
+and PostgreSQL, checked against a single-process crawl and the demo web's ground truth."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from tests.integration.distributed.harness import (
+    Cluster,
+    closest_requests,
+    crawl_settings,
+    expected_urls,
+    refetched,
+)
+from topicrawl.demoweb import DemoWeb, DemoWebServer
+from topicrawl.distributed import NodeRegistry, NodeState
+from topicrawl.engine import open_storage, run_crawl
+
+DELAY = 0.2  # the per-host delay of the politeness crawl
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[DemoWebServer]:
+    web = DemoWeb.generate(seed=11, hosts=4, pages_per_host=12)
+    demo = DemoWebServer(web, slow_delay=0.5)
+    with demo.run_in_thread():
+        yield demo
+
+
+@pytest.fixture(scope="module")
+def single_process_urls(
+    server: DemoWebServer, tmp_path_factory: pytest.TempPathFactory
+) -> set[str]:
+    """The URLs a single-process crawl with the same settings stores."""
+    db = tmp_path_factory.mktemp("single") / "crawl.db"
+
+    async def crawl() -> set[str]:
+        await run_crawl(crawl_settings(server, str(db)))
+        async with open_storage(str(db)) as storage:
+            return {page.url async for page in storage.iter_pages()}
+
+    return asyncio.run(crawl())
+
+
+@pytest.fixture
+async def cluster(
+    server: DemoWebServer, redis_url: str, postgres_url: str, tmp_path: Path
+) -> AsyncIterator[Cluster]:
+    made = Cluster(server=server, redis_url=redis_url, postgres_url=postgres_url, tmp=tmp_path)
+    yield made
+    await made.cleanup()
+
+
+async def registry_of(cluster: Cluster) -> NodeRegistry:
+    return await NodeRegistry(
+        cluster.redis_url, namespace=cluster.namespace, heartbeat_timeout=cluster.timeout
+    ).open()
+
+
+def assert_complete(cluster: Cluster, stored: list[tuple[str, str]], single: set[str]) -> None:
+    urls = [url for url, _ in stored]
+    assert len(urls) == len(set(urls)), "a URL was stored twice"
+    assert set(urls) == single
+    web = cluster.server.web
+    assert {web.resolve(final) for _, final in stored} == expected_urls(cluster.server)
+
+
+async def test_three_workers_crawl_the_demo_web_once_and_politely(
+    cluster: Cluster, server: DemoWebServer, single_process_urls: set[str]
+) -> None:
+    cluster.delay = DELAY
+    server.clear_log()
+    cluster.start_coordinator()
+    for name in ("w1", "w2", "w3"):
+        cluster.start_worker(name)
+    codes = cluster.wait_all(timeout=60)
+    assert codes == {"coordinator": 0, "w1": 0, "w2": 0, "w3": 0}, cluster.log("w1")
+
+    assert_complete(cluster, await cluster.stored(), single_process_urls)
+    # Each page answered once, but for the pages reached through a redirect.
+    redirects = sum(1 for r in server.access_log() if 300 <= r.status < 400)
+    assert refetched(server) <= redirects
+    # The work was shared, and every node left cleanly.
+    registry = await registry_of(cluster)
+    try:
+        nodes = await registry.nodes()
+    finally:
+        await registry.close()
+    assert {n.node: n.state for n in nodes} == dict.fromkeys(("w1", "w2", "w3"), NodeState.LEFT)
+    assert sum(1 for n in nodes if n.pages > 0) >= 2
+    # Politeness across workers: the frontier spaces hand-outs of a host by the delay for all
+    # workers together. The access log stamps arrivals, and a request may reach the server
+    # later than its hand-out (a worker fetches the host's robots.txt first, or its event
+    # loop is busy parsing), so two arrivals can be closer than the delay by that lag; half
+    # the delay is allowed for it. Without shared politeness, three workers would send
+    # requests to a host at nearly the same moment.
+    gaps = sorted(gap for _, gap in closest_requests(server))
+    assert len(gaps) > 50
+    assert gaps[0] >= DELAY / 2, gaps[:5]
+
+
+async def test_kill_9_coordinator_and_worker_then_one_joins_and_nothing_is_lost(
+    cluster: Cluster, server: DemoWebServer, single_process_urls: set[str]
+) -> None:
+    cluster.delay = 0.15
+    coordinator = cluster.start_coordinator()
+    for name in ("w1", "w2", "w3"):
+        cluster.start_worker(name)
+    await cluster.wait_for_pages(25, timeout=30)
+    registry = await registry_of(cluster)
+    try:
+        # The coordinator dies first: a worker (every worker is a standby) takes its duties.
+        assert coordinator.poll() is None, cluster.log("coordinator")
+        coordinator.send_signal(signal.SIGKILL)
+        coordinator.wait(5)
+        del cluster.procs["coordinator"]
+        victim = cluster.procs["w2"]
+        assert victim.poll() is None, cluster.log("w2")
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(5)
+        killed_at = time.monotonic()
+        # The dead node is detected within its heartbeat timeout (plus a coordinator round).
+        while time.monotonic() - killed_at < cluster.timeout + 3:
+            states = {n.node: n.state for n in await registry.nodes()}
+            if states["w2"] is NodeState.DEAD:
+                break
+            await asyncio.sleep(0.1)
+        assert states["w2"] is NodeState.DEAD
+        holder = await registry.client.get(cluster.prefix + "coordinator")
+        assert holder is not None
+        assert holder.decode().split("/")[0] in {"w1", "w3"}
+        shown = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "topicrawl.cli",
+                "nodes",
+                "--redis",
+                cluster.redis_url,
+                "--namespace",
+                cluster.namespace,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+            env={**os.environ, "COLUMNS": "200"},
+        ).stdout
+        assert any("w2" in line and "dead" in line for line in shown.splitlines()), shown
+        # A worker joining mid-crawl gets hosts at once.
+        cluster.start_worker("w4")
+        held = 0
+        deadline = time.monotonic() + 20
+        client = Redis.from_url(cluster.redis_url)
+        try:
+            while time.monotonic() < deadline and cluster.procs["w4"].poll() is None:
+                held = max(held, int(await client.scard(cluster.prefix + "hosts:w4")))
+                if held:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            await client.aclose()
+        assert held > 0, cluster.log("w4")
+    finally:
+        await registry.close()
+    del cluster.procs["w2"]
+    codes = cluster.wait_all(timeout=60)
+    assert set(codes.values()) == {0}, (codes, cluster.log("w1"))
+    assert_complete(cluster, await cluster.stored(), single_process_urls)
+
+
+async def test_dropped_database_connections_mid_crawl_lose_nothing(
+    cluster: Cluster, single_process_urls: set[str]
+) -> None:
+    cluster.delay = 0.1
+    for name in ("w1", "w2"):
+        cluster.start_worker(name)
+    await cluster.wait_for_pages(20, timeout=30)
+    terminated = 0
+    for _ in range(3):
+        terminated += await cluster.terminate_backends()
+        await asyncio.sleep(0.3)
+    assert terminated > 0
+    codes = cluster.wait_all(timeout=60)
+    assert codes == {"w1": 0, "w2": 0}, cluster.log("w1")
+    assert_complete(cluster, await cluster.stored(), single_process_urls)

@@ -1,0 +1,106 @@
+"""The distributed commands: exit codes for unreachable services, the nodes table."""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+from rich.console import Console
+from typer.testing import CliRunner
+
+from topicrawl.cli.app import app
+from topicrawl.cli.distributed import nodes_table
+from topicrawl.distributed import NodeState, NodeStatus
+
+runner = CliRunner()
+SEED = ["--seed", "http://127.0.0.2:1/"]
+
+
+def test_worker_with_redis_unreachable_exits_4(postgres_url: str) -> None:
+    result = runner.invoke(
+        app, ["worker", *SEED, "--redis", "redis://127.0.0.1:1/0", "--db", postgres_url]
+    )
+    assert result.exit_code == 4
+    assert "Redis" in result.output
+    assert "127.0.0.1:1" in result.output
+
+
+def test_worker_with_postgres_unreachable_exits_4(redis_url: str) -> None:
+    namespace = f"cli-{uuid.uuid4().hex}"
+    try:
+        result = runner.invoke(
+            app,
+            [
+                "worker",
+                *SEED,
+                "--redis",
+                redis_url,
+                "--namespace",
+                namespace,
+                "--db",
+                "postgresql://postgres@127.0.0.1:1/test",
+            ],
+        )
+    finally:
+        client = redis.Redis.from_url(redis_url)
+        for key in client.scan_iter(match=f"topicrawl:{{{namespace}}}:*"):
+            client.delete(key)
+        client.close()
+    assert result.exit_code == 4
+    assert "127.0.0.1:1" in result.output
+
+
+def test_worker_refuses_a_sqlite_database() -> None:
+    result = runner.invoke(app, ["worker", *SEED, "--db", "crawl.db"])
+    assert result.exit_code == 2
+    assert "postgresql" in result.output
+
+
+def test_nodes_of_an_empty_crawl(redis_url: str) -> None:
+    result = runner.invoke(
+        app, ["nodes", "--redis", redis_url, "--namespace", f"cli-{uuid.uuid4().hex}"]
+    )
+    assert result.exit_code == 0
+    assert "0 queued, 0 in flight" in result.output
+
+
+def test_nodes_table_shows_state_and_numbers_as_plain_text() -> None:
+    found = [
+        NodeStatus(
+            node="w1",
+            state=NodeState.ALIVE,
+            late=False,
+            machine="[bold red]evil[/]",
+            pid=7,
+            started_at=100.0,
+            last_heartbeat=110.0,
+            pages=42,
+            pages_per_second=3.25,
+            errors=2,
+            params={},
+            capacity={},
+        ),
+        NodeStatus(
+            node="w2",
+            state=NodeState.DEAD,
+            late=False,
+            machine="box",
+            pid=8,
+            started_at=100.0,
+            last_heartbeat=None,
+            pages=0,
+            pages_per_second=None,
+            errors=0,
+            params={},
+            capacity={},
+        ),
+    ]
+    console = Console(record=True, width=200)
+    console.print(nodes_table(found, {"w1": 5}, now=112.5))
+    text = console.export_text()
+    row1 = next(line for line in text.splitlines() if "w1" in line)
+    row2 = next(line for line in text.splitlines() if "w2" in line)
+    for cell in ("alive", "2.5 s ago", "3.2", "42", "5", "[bold red]evil[/]/7"):
+        assert cell in row1
+    assert "dead" in row2
+    assert "-" in row2

@@ -1,0 +1,208 @@
+"""RedisFrontier with nodes: each pops only its hosts, takes work when idle, gives leases back."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from tests.contract.test_frontier import FakeClock
+from topicrawl.core.errors import ConfigError, FrontierError
+from topicrawl.core.models import Request
+from topicrawl.distributed import RedisFrontier
+
+Open = Callable[..., Awaitable[RedisFrontier]]
+
+OWNERS = {"a.test": "n1", "b.test": "n1", "c.test": "n2"}
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def open_node(redis_url: str, clock: FakeClock) -> AsyncIterator[Open]:
+    """Opens frontiers for nodes of one fresh namespace, with n1 and n2 live members."""
+    namespace = f"part-{uuid.uuid4().hex}"
+    client = Redis.from_url(redis_url)
+    await client.sadd(f"topicrawl:{{{namespace}}}:members", "n1", "n2")
+    opened: list[RedisFrontier] = []
+
+    async def open_frontier(node: str | None, **options: Any) -> RedisFrontier:
+        options.setdefault("propose_owner", OWNERS.get)
+        frontier = RedisFrontier(
+            redis_url, namespace=namespace, exact=True, node=node, clock=clock, **options
+        )
+        opened.append(await frontier.open())
+        return frontier
+
+    yield open_frontier
+    await opened[0].drop()
+    for frontier in opened:
+        await frontier.close()
+    await client.aclose()
+
+
+def req(url: str, score: float = 0.0) -> Request:
+    return Request(url=url, score=score)
+
+
+async def pop_all(frontier: RedisFrontier) -> list[str]:
+    urls = []
+    while (lease := await frontier.pop()) is not None:
+        urls.append(lease.request.url)
+        assert await frontier.ack(lease)
+    return urls
+
+
+async def test_each_node_pops_only_the_hosts_it_holds(open_node: Open) -> None:
+    n1 = await open_node("n1", steal_min=0, max_per_host=10)
+    n2 = await open_node("n2", steal_min=0, max_per_host=10)
+    urls = [f"http://{h}/{i}" for i in range(3) for h in OWNERS]
+    assert await n1.push([req(u) for u in urls]) == 9
+    assert await n1.hosts_of("n1") == {"a.test", "b.test"}
+    assert await n1.owners() == OWNERS
+    got2 = await pop_all(n2)
+    assert sorted(got2) == sorted(u for u in urls if "c.test" in u)
+    assert sorted(await pop_all(n1)) == sorted(u for u in urls if "c.test" not in u)
+    assert await n1.host_counts(["n1", "n2", "n3"]) == {"n1": 2, "n2": 1, "n3": 0}
+
+
+async def test_a_host_proposed_for_a_node_not_live_goes_to_the_pool(open_node: Open) -> None:
+    pusher = await open_node(None, propose_owner=lambda host: "ghost")
+    n2 = await open_node("n2", steal_min=0)
+    await pusher.push([req("http://a.test/1"), req("http://c.test/1")])
+    assert await pusher.owners() == {}
+    # An idle node adopts pool hosts as it pops them.
+    assert sorted(await pop_all(n2)) == ["http://a.test/1", "http://c.test/1"]
+    assert await n2.owners() == {"a.test": "n2", "c.test": "n2"}
+
+
+async def test_an_idle_node_takes_a_ready_host_from_a_busy_one(open_node: Open) -> None:
+    n1 = await open_node("n1", steal_min=2)
+    n2 = await open_node("n2", steal_min=2)
+    await n1.push([req("http://a.test/1", 1.0), req("http://b.test/1", 0.5)])
+    # n1 has two ready hosts (at least steal_min): n2 takes n1's best one.
+    lease = await n2.pop()
+    assert lease is not None
+    assert lease.request.url == "http://a.test/1"
+    assert (await n1.owners())["a.test"] == "n2"
+    # n1 is left with one ready host, fewer than steal_min: n2 takes nothing more.
+    assert await n2.pop() is None
+    assert await n2.next_ready_in() == pytest.approx(0.2)
+    assert list(await pop_all(n1)) == ["http://b.test/1"]
+
+
+async def test_taking_work_is_off_with_steal_min_zero(open_node: Open) -> None:
+    n1 = await open_node("n1", steal_min=0)
+    n2 = await open_node("n2", steal_min=0)
+    await n1.push([req(f"http://{h}/1") for h in ("a.test", "b.test")])
+    assert await n2.pop() is None
+    assert await n2.peek() is None
+    assert await n1.peek() is not None
+
+
+async def test_politeness_holds_across_nodes_when_a_host_moves(
+    open_node: Open, clock: FakeClock
+) -> None:
+    n1 = await open_node("n1", steal_min=0, default_delay=2.0)
+    n2 = await open_node("n2", steal_min=0, default_delay=2.0)
+    await n1.push([req("http://a.test/1"), req("http://a.test/2")])
+    first = await n1.pop()
+    assert first is not None
+    assert await n1.assign_hosts({"a.test": "n2"}) == 1
+    assert await n2.pop() is None  # a.test was fetched 0 s ago; its delay is 2 s
+    assert await n2.next_ready_in() == pytest.approx(0.2)  # polls at most every 0.2 s
+    clock.advance(2.0)
+    second = await n2.pop()
+    assert second is not None
+    assert second.request.url == "http://a.test/2"
+    assert await n1.pop() is None
+
+
+async def test_a_dead_nodes_leases_come_back_at_once(open_node: Open) -> None:
+    n1 = await open_node("n1", steal_min=0, max_per_host=5)
+    n2 = await open_node("n2", steal_min=0, max_per_host=5)
+    await n1.push([req(f"http://a.test/{i}") for i in range(3)] + [req("http://c.test/0")])
+    held = [await n1.pop() for _ in range(3)]
+    assert all(lease is not None for lease in held)
+    mine = await n2.pop()
+    assert mine is not None
+    assert await n2.release_node("n1") == 3
+    assert (await n2.queued(), await n2.in_flight()) == (3, 1)
+    # The dead node's late acks are refused; n2's own lease is untouched.
+    assert not await n1.ack(held[0])  # type: ignore[arg-type]
+    assert await n2.ack(mine)
+    await n2.assign_hosts({"a.test": "n2"})
+    assert sorted(await pop_all(n2)) == [f"http://a.test/{i}" for i in range(3)]
+    assert await n2.release_node("n1") == 0
+
+
+async def test_expired_leases_leave_the_nodes_lease_set(open_node: Open, clock: FakeClock) -> None:
+    n1 = await open_node("n1", steal_min=0, lease_ttl=10.0)
+    await n1.push([req("http://a.test/1")])
+    assert await n1.pop() is not None
+    clock.advance(11.0)
+    assert await n1.reclaim_expired() == 1
+    # Nothing is put back twice when the node is later declared dead.
+    assert await n1.release_node("n1") == 0
+    assert await n1.queued() == 1
+
+
+async def test_moving_a_waiting_host_keeps_its_place_in_time(
+    open_node: Open, clock: FakeClock
+) -> None:
+    n1 = await open_node("n1", steal_min=0, default_delay=1.0)
+    n2 = await open_node("n2", steal_min=0, default_delay=1.0)
+    await n1.push([req("http://a.test/1"), req("http://a.test/2"), req("http://b.test/1")])
+    assert await n1.pop() is not None
+    await n1.assign_hosts({"a.test": "n2", "b.test": ""})  # b.test back to the pool
+    assert await n1.owners() == {"a.test": "n2"}
+    assert [lease.request.url for lease in [await n2.pop()] if lease] == ["http://b.test/1"]
+    clock.advance(1.0)
+    lease = await n2.pop()
+    assert lease is not None
+    assert lease.request.url == "http://a.test/2"
+
+
+async def test_observer_cannot_push_and_adopts_the_crawls_limits(
+    open_node: Open, redis_url: str
+) -> None:
+    n1 = await open_node("n1", steal_min=0, max_per_host=1)
+    await n1.push([req("http://a.test/1"), req("http://a.test/2")])
+    assert await n1.pop() is not None
+    observer = RedisFrontier(redis_url, namespace=n1.namespace, observer=True, max_per_host=50)
+    async with observer:
+        with pytest.raises(FrontierError, match="observer"):
+            await observer.push([req("http://z.test/")])
+        # Releasing with the crawl's limit (1) keeps a.test at its limit until then.
+        assert await observer.release_node("n1") == 1
+    assert await n1.in_flight() == 0
+
+
+def test_node_ids_are_checked() -> None:
+    with pytest.raises(ConfigError, match="node id"):
+        RedisFrontier("redis://127.0.0.1:6379/15", namespace="x", node="bad~id")
+
+
+async def test_deferred_acks_take_effect_at_flush(open_node: Open, clock: FakeClock) -> None:
+    n1 = await open_node("n1", steal_min=0, defer_acks=True, lease_ttl=10.0)
+    await n1.push([req("http://a.test/1"), req("http://a.test/2")])
+    first, second = await n1.pop(), await n1.pop()
+    assert first is not None
+    assert second is not None
+    assert await n1.ack(first)
+    # Held back: the URL still counts as in flight, so a worker killed now (its page maybe
+    # not yet stored) has it put back rather than lost.
+    assert await n1.in_flight() == 2
+    await n1.flush()
+    assert await n1.in_flight() == 1
+    clock.advance(11.0)
+    assert not await n1.ack(second)  # expired by the local clock: refused at once
+    await n1.flush()
+    assert await n1.reclaim_expired() == 1
+    assert await n1.queued() == 1
