@@ -18,6 +18,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -248,7 +249,7 @@ def main() -> None:
     try:
         assert web.stdout is not None
         hosts = json.loads(web.stdout.readline())["hosts"]
-        seeds = HERE / "seeds.txt"
+        seeds = Path(tempfile.mkdtemp(prefix="bench-dist-")) / "seeds.txt"
         seeds.write_text("".join(f"http://{h}:{args.port}/p/0.html\n" for h in hosts))
         runs: list[Run] = []
         for workers in (int(w) for w in args.workers.split(",")):

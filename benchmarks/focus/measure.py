@@ -50,9 +50,7 @@ class CrawlGraph:
     links: Mapping[str, tuple[str, ...]]
 
     @classmethod
-    def from_pages(
-        cls, seed: str, pages: Iterable[tuple[str, str, Sequence[str]]]
-    ) -> CrawlGraph:
+    def from_pages(cls, seed: str, pages: Iterable[tuple[str, str, Sequence[str]]]) -> CrawlGraph:
         """Build from ``(url, final_url, link urls)`` of every fetched page."""
         rows = list(pages)
         alias = {url: final for url, final, _ in rows}

@@ -52,8 +52,8 @@ from relevant import java_relevant, python_relevant  # noqa: E402
 from topics import DEMO_LANGS, DEMO_TOPIC_IDS, JAVA_TOPICS, PYTHON_TOPICS  # noqa: E402
 
 from topicrawl.core.config import CrawlSettings  # noqa: E402
-from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer  # noqa: E402
 from topicrawl.core.models import Page  # noqa: E402
+from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer  # noqa: E402
 from topicrawl.engine import Crawler, open_crawl, open_storage  # noqa: E402
 from topicrawl.parse.urls import canonicalize  # noqa: E402
 
@@ -103,8 +103,14 @@ class Site:
     extra: dict[str, object]
 
 
-def settings_for(site: Site, db: Path, strategy: str, topic: str | None, options: dict[str, object],
-                 max_pages: int) -> CrawlSettings:
+def settings_for(
+    site: Site,
+    db: Path,
+    strategy: str,
+    topic: str | None,
+    options: dict[str, object],
+    max_pages: int,
+) -> CrawlSettings:
     return CrawlSettings(
         seeds=site.seeds,
         topics=(topic,) if topic else (),
@@ -121,10 +127,17 @@ def settings_for(site: Site, db: Path, strategy: str, topic: str | None, options
     )
 
 
-async def crawl(site: Site, workdir: Path, strategy: str, topic: str | None,
-                options: dict[str, object], max_pages: int, *, links: bool = False,
-                relevant: frozenset[str] = frozenset(),
-                ) -> tuple[list[tuple[str, str, tuple[str, ...]]], float]:
+async def crawl(
+    site: Site,
+    workdir: Path,
+    strategy: str,
+    topic: str | None,
+    options: dict[str, object],
+    max_pages: int,
+    *,
+    links: bool = False,
+    relevant: frozenset[str] = frozenset(),
+) -> tuple[list[tuple[str, str, tuple[str, ...]]], float]:
     """Run one crawl; return ``(url, final_url, link urls)`` per page in fetch order, seconds.
 
     With a ``relevant`` set the crawl stops early once it has fetched all of it and at least
@@ -178,15 +191,21 @@ def ensure_docsweb() -> None:
         return
 
 
-async def bench_site(site: Site, make_topics: Callable[[CrawlGraph], list[Topic]],
-                     workdir: Path, strategies: Sequence[str], log: Callable[[str], None]
-                     ) -> list[Row]:
+async def bench_site(
+    site: Site,
+    make_topics: Callable[[CrawlGraph], list[Topic]],
+    workdir: Path,
+    strategies: Sequence[str],
+    log: Callable[[str], None],
+) -> list[Row]:
     """Complete BFS crawl, topics, oracle, then every strategy on every topic."""
     pages, seconds = await crawl(site, workdir, "bfs", None, {}, 0, links=True)
     graph = CrawlGraph.from_pages(site.seeds[0], pages)
     bfs_order = [final for _, final, _ in pages][: site.budget or None]
-    log(f"{site.name}: complete BFS crawl {len(pages)} pages, {graph.edges()} links, "
-        f"{seconds:.0f} s")
+    log(
+        f"{site.name}: complete BFS crawl {len(pages)} pages, {graph.edges()} links, "
+        f"{seconds:.0f} s"
+    )
     rows: list[Row] = []
     for topic in make_topics(graph):
         oracle = measure_order(oracle_order(graph, topic.relevant), topic.relevant)
@@ -194,18 +213,34 @@ async def bench_site(site: Site, make_topics: Callable[[CrawlGraph], list[Topic]
         rows.append(_row(topic, "bfs", measure_order(bfs_order, topic.relevant), oracle, 0.0))
         for name in strategies:
             strategy, options = STRATEGIES[name]
-            order, took = await crawl(site, workdir, strategy, topic.keywords, options,
-                                      site.budget, relevant=topic.relevant)
+            order, took = await crawl(
+                site,
+                workdir,
+                strategy,
+                topic.keywords,
+                options,
+                site.budget,
+                relevant=topic.relevant,
+            )
             measures = measure_order([final for _, final, _ in order], topic.relevant)
             rows.append(_row(topic, name, measures, oracle, took))
-            log(f"  {topic.id:22} {name:15} {len(order):5} pages {took:5.0f} s  "
-                f"F90 {measures.to_most}  oracle {oracle.to_most}")
+            log(
+                f"  {topic.id:22} {name:15} {len(order):5} pages {took:5.0f} s  "
+                f"F90 {measures.to_most}  oracle {oracle.to_most}"
+            )
     return rows
 
 
 def _row(topic: Topic, name: str, m: OrderMeasures, oracle: OrderMeasures, s: float) -> Row:
-    return Row(topic.site, topic.id, name, m, _ratio(m.to_half, oracle.to_half, m.fetched),
-               _ratio(m.to_most, oracle.to_most, m.fetched), s)
+    return Row(
+        topic.site,
+        topic.id,
+        name,
+        m,
+        _ratio(m.to_half, oracle.to_half, m.fetched),
+        _ratio(m.to_most, oracle.to_most, m.fetched),
+        s,
+    )
 
 
 def _ratio(value: int | None, oracle: int | None, fetched: int) -> float | None:
@@ -219,16 +254,21 @@ def _ratio(value: int | None, oracle: int | None, fetched: int) -> float | None:
 
 def java_topics(graph: CrawlGraph) -> list[Topic]:
     reachable = graph.reachable()
-    return [Topic("java", t.id, t.keywords, frozenset(java_relevant(reachable, t.scope)))
-            for t in JAVA_TOPICS]
+    return [
+        Topic("java", t.id, t.keywords, frozenset(java_relevant(reachable, t.scope)))
+        for t in JAVA_TOPICS
+    ]
 
 
 def python_topics(graph: CrawlGraph) -> list[Topic]:
     reachable = graph.reachable()
     return [
-        Topic("python", t.id, t.keywords,
-              frozenset({canonicalize(u) for u in python_relevant(PYTHON_ROOT, t.scope)}
-                        & reachable))
+        Topic(
+            "python",
+            t.id,
+            t.keywords,
+            frozenset({canonicalize(u) for u in python_relevant(PYTHON_ROOT, t.scope)} & reachable),
+        )
         for t in PYTHON_TOPICS
     ]
 
@@ -241,13 +281,15 @@ def demo_topics(web: DemoWeb) -> Callable[[CrawlGraph], list[Topic]]:
             for lang in DEMO_LANGS:
                 words = [topic.name(lang), *topic.vocabulary(lang).nouns[:6]]
                 relevant = frozenset(
-                    url for url in reachable
+                    url
+                    for url in reachable
                     if (page := web.find(url)) is not None
-                    and page.true_topic == topic.id and page.lang == lang
+                    and page.true_topic == topic.id
+                    and page.lang == lang
                 )
-                topics.append(Topic("demo", f"demo-{topic.id}-{lang}", ", ".join(words),
-                                    relevant))
+                topics.append(Topic("demo", f"demo-{topic.id}-{lang}", ", ".join(words), relevant))
         return topics
+
     return make
 
 
@@ -269,9 +311,11 @@ def tables(rows: Sequence[Row], topics: dict[str, Topic], budgets: dict[str, int
     for site in dict.fromkeys(r.site for r in rows):
         site_rows = [r for r in rows if r.site == site]
         lines += [f"### {site} (budget {budgets[site] or 'none'} pages)", ""]
-        lines.append("| topic (relevant) | strategy | harvest@200 | "
-                     + " | ".join(f"R@{n}" for n in CHECKPOINTS)
-                     + " | F50 | F50/oracle | F90 | F90/oracle |")
+        lines.append(
+            "| topic (relevant) | strategy | harvest@200 | "
+            + " | ".join(f"R@{n}" for n in CHECKPOINTS)
+            + " | F50 | F50/oracle | F90 | F90/oracle |"
+        )
         lines.append("|---|---|---" + "|---" * len(CHECKPOINTS) + "|---|---|---|---|")
         for r in site_rows:
             m = r.measures
@@ -282,17 +326,23 @@ def tables(rows: Sequence[Row], topics: dict[str, Topic], budgets: dict[str, int
                 + f" | {_fmt_count(m.to_half, m.fetched)} | {_fmt_ratio(r.half_ratio)}"
                 f" | {_fmt_count(m.to_most, m.fetched)} | {_fmt_ratio(r.most_ratio)} |"
             )
-        lines += ["", f"Geometric mean over the {site} topics of fetches / oracle's "
-                  "(`>`: a lower bound, some topic not reached within the budget):", "",
-                  "| strategy | F50/oracle | F90/oracle | crawl seconds (sum) |",
-                  "|---|---|---|---|"]
+        lines += [
+            "",
+            f"Geometric mean over the {site} topics of fetches / oracle's "
+            "(`>`: a lower bound, some topic not reached within the budget):",
+            "",
+            "| strategy | F50/oracle | F90/oracle | crawl seconds (sum) |",
+            "|---|---|---|---|",
+        ]
         for strategy in dict.fromkeys(r.strategy for r in site_rows):
             if strategy == "oracle":
                 continue
             chosen = [r for r in site_rows if r.strategy == strategy]
-            lines.append(f"| {strategy} | {_gm([r.half_ratio for r in chosen])} | "
-                         f"{_gm([r.most_ratio for r in chosen])} | "
-                         f"{sum(r.seconds for r in chosen):.0f} |")
+            lines.append(
+                f"| {strategy} | {_gm([r.half_ratio for r in chosen])} | "
+                f"{_gm([r.most_ratio for r in chosen])} | "
+                f"{sum(r.seconds for r in chosen):.0f} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -337,6 +387,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
             made = only(make)(graph)
             topics.update((t.id, t) for t in made)
             return made
+
         return wrapped
 
     with tempfile.TemporaryDirectory(prefix="focus-bench-") as tmp:
@@ -357,14 +408,19 @@ async def main(argv: Sequence[str] | None = None) -> None:
             with server.run_in_thread():
                 bound = server.web
                 bases = bound.bases()
-                site = Site("demo", tuple(bases.values()), 0,
-                            {"scope": {"allowed_domains": tuple(bases), "max_depth": 12}})
+                site = Site(
+                    "demo",
+                    tuple(bases.values()),
+                    0,
+                    {"scope": {"allowed_domains": tuple(bases), "max_depth": 12}},
+                )
                 budgets["demo"] = 0
-                rows += await bench_site(site, keep(demo_topics(bound)), workdir, strategies,
-                                         log)
+                rows += await bench_site(site, keep(demo_topics(bound)), workdir, strategies, log)
     text = tables(rows, topics, budgets)
-    header = (f"Run {time.strftime('%Y-%m-%d %H:%M')}, {time.perf_counter() - started:.0f} s, "
-              f"load average {os.getloadavg()[0]:.1f}.\n\n")
+    header = (
+        f"Run {time.strftime('%Y-%m-%d %H:%M')}, {time.perf_counter() - started:.0f} s, "
+        f"load average {os.getloadavg()[0]:.1f}.\n\n"
+    )
     (OUT / "latest.md").write_text(header + text, encoding="utf-8")
     (OUT / "results.json").write_text(
         json.dumps([{**asdict(r), "measures": asdict(r.measures)} for r in rows], indent=1),

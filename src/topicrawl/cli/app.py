@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.logging import RichHandler
 
 from topicrawl.cli.label import label as label_command
+from topicrawl.cli.label import print_learning
 from topicrawl.cli.progress import CrawlProgress, print_summary
 from topicrawl.cli.topics import app as topics_app
 from topicrawl.core.config import load_settings
@@ -77,18 +78,17 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 def _read_seed_file(path: Path) -> list[str]:
-    if not path.is_file():
-        raise ConfigError(f"seed file {path} does not exist")
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    from topicrawl.sources.seeds import read_seed_file  # noqa: PLC0415
+
+    return list(read_seed_file(path).urls)
 
 
 async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bool) -> CrawlReport:
     from topicrawl.engine.build import CrawlReport, open_crawl  # noqa: PLC0415 - slow import
 
     settings = load_settings(config, **settings_kwargs)
-    if not settings.seeds:
-        raise ConfigError("no seeds: give --seed URL (repeatable) or --seeds-file FILE")
+    if not settings.seeds and not settings.feeds:
+        raise ConfigError("no seeds: give --seed URL (repeatable), --seeds-file FILE or --feed URL")
     progress = CrawlProgress(console=err, total=settings.max_pages, enabled=not quiet)
     with progress:
         async with open_crawl(settings, on_progress=progress.update) as crawler:
@@ -124,6 +124,12 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     seeds_file: Annotated[
         Path | None, typer.Option("--seeds-file", help="File with one start URL per line.")
     ] = None,
+    sitemaps: Annotated[
+        bool, typer.Option(help="Also seed from the seed hosts' sitemaps.")
+    ] = False,
+    feed: Annotated[
+        list[str] | None, typer.Option("--feed", help="RSS/Atom feed whose entries seed.")
+    ] = None,
     topic: Annotated[
         list[str] | None, typer.Option("--topic", help="Topic keywords (repeatable).")
     ] = None,
@@ -158,6 +164,9 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(EXIT_CONFIG) from exc
     _put(kwargs, "seeds", tuple(seeds) or None)
+    if sitemaps:
+        kwargs["sitemaps"] = True
+    _put(kwargs, "feeds", tuple(feed) if feed else None)
     _put(kwargs, "topics", tuple(topic) if topic else None)
     _put(kwargs, "strategy", strategy)
     _put(kwargs, "max_pages", max_pages)
@@ -178,6 +187,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     _put(kwargs, "storage", {"url": db} if db else None)
     report = _run(lambda: _crawl(kwargs, config, quiet))
     print_summary(out, report)
+    _run(lambda: print_learning(out, report.storage_url))
     _exit_for(report)
 
 

@@ -7,6 +7,7 @@ Exit codes as for ``crawl``: 2 bad settings, 4 Redis or the database unreachable
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
 import time
@@ -119,7 +120,7 @@ def _seeds(seed: list[str] | None, seeds_file: Path | None) -> list[str]:
     return seeds
 
 
-def _stop_on_signals(stop: Callable[[], None]) -> None:
+def _stop_on_signals(stop: Callable[[], None], message: str | None = None) -> None:
     loop = asyncio.get_running_loop()
     interrupts = 0
 
@@ -127,7 +128,8 @@ def _stop_on_signals(stop: Callable[[], None]) -> None:
         nonlocal interrupts
         interrupts += 1
         if interrupts == 1:
-            err.print("stopping: finishing pages in flight (Ctrl-C again to quit now)")
+            if message:
+                err.print(message)
             stop()
         else:
             for task in asyncio.all_tasks(loop):
@@ -241,7 +243,9 @@ async def _work(
         settings,
         distributed,
         node_id=node_id,
-        on_start=lambda crawler: _stop_on_signals(crawler.stop),
+        on_start=lambda crawler: _stop_on_signals(
+            crawler.stop, "stopping: finishing pages in flight (Ctrl-C again to quit now)"
+        ),
     )
 
 
@@ -292,17 +296,44 @@ def nodes(
     namespace: NamespaceOption = None,
     watch: Annotated[bool, typer.Option(help="Refresh the table until Ctrl-C.")] = False,
     every: Annotated[float, typer.Option(help="Seconds between refreshes.")] = 2.0,
+    set_config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set-config",
+            help="NODE=JSON: crawl settings handed to NODE when it starts ('*': every node).",
+        ),
+    ] = None,
 ) -> None:
     """Show the crawl's nodes: id, state, last heartbeat, pages/s, hosts held, errors."""
     _setup_logging("warning")
     overrides = {"redis_url": redis, "namespace": namespace}
     try:
-        _run(lambda: _show_nodes(overrides, watch=watch, every=max(every, 0.1)))
+        configs = _node_configs(set_config or [])
+    except ConfigError as exc:
+        _fail(exc)
+    try:
+        _run(lambda: _show_nodes(overrides, watch=watch, every=max(every, 0.1), configs=configs))
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 
 
-async def _show_nodes(overrides: dict[str, Any], *, watch: bool, every: float) -> None:
+def _node_configs(items: list[str]) -> dict[str, dict[str, Any]]:
+    configs: dict[str, dict[str, Any]] = {}
+    for item in items:
+        node, sep, text = item.partition("=")
+        try:
+            value = json.loads(text) if sep else None
+        except ValueError as exc:
+            raise ConfigError(f"--set-config {node}: not JSON: {exc}") from exc
+        if not node or not isinstance(value, dict):
+            raise ConfigError(f"--set-config wants NODE={{json object}}, got {item[:200]!r}")
+        configs[node] = value
+    return configs
+
+
+async def _show_nodes(
+    overrides: dict[str, Any], *, watch: bool, every: float, configs: dict[str, dict[str, Any]]
+) -> None:
     from topicrawl.distributed.redis_frontier import RedisFrontier  # noqa: PLC0415
     from topicrawl.distributed.registry import NodeRegistry  # noqa: PLC0415
 
@@ -314,6 +345,8 @@ async def _show_nodes(overrides: dict[str, Any], *, watch: bool, every: float) -
     )
     frontier = RedisFrontier(distributed.redis_url, namespace=distributed.namespace, observer=True)
     async with registry, frontier:
+        for node, config in configs.items():
+            await registry.set_config(node, config)
 
         async def table() -> Table:
             found = await registry.nodes()

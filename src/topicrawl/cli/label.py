@@ -16,15 +16,17 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
+from rich.table import Table
 
 from topicrawl.core.errors import ConfigError, StorageError, TopicrawlError
 from topicrawl.core.models import Page
 
-__all__ = ["label", "label_pages"]
+__all__ = ["label", "label_pages", "learning_table", "print_learning"]
 
 EXCERPT_CHARS = 600
 TITLE_CHARS = 200
 URL_CHARS = 300
+_SHOWN_TERMS = 8
 _ANSWERS = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "s": "skip", "skip": "skip"}
 _QUIT = {"q", "quit"}
 
@@ -133,3 +135,42 @@ def label(
         f"labelled: {counts['yes']} yes, {counts['no']} no, {counts['skip']} skipped; "
         "a focused crawl on this database now judges its threshold samples with them"
     )
+
+
+async def learning_table(db: str) -> Table | None:
+    """The topic vectors' evolution and the threshold history of the latest saved state of a
+    focused crawl in ``db`` (None when there is none). Terms are escaped: they come from
+    crawled text."""
+    from topicrawl.focus import LearnedState  # noqa: PLC0415
+    from topicrawl.storage.learned import FocusRecords  # noqa: PLC0415
+
+    async with FocusRecords(db) as records:
+        saved = await records.latest_state()
+    if saved is None:
+        return None
+    state = LearnedState.from_json(saved.state)
+    table = Table(title="what the focused crawl learned", title_justify="left")
+    table.add_column("topic")
+    table.add_column("after pages", justify="right")
+    table.add_column("threshold", justify="right")
+    table.add_column(f"top {_SHOWN_TERMS} terms (weight)")
+    for topic in state.topics:
+        for snapshot in topic.snapshots:
+            terms = ", ".join(
+                f"{escape(term)} {weight:.2f}" for term, weight in snapshot.weights[:_SHOWN_TERMS]
+            )
+            threshold = "-" if snapshot.threshold is None else f"{snapshot.threshold:.3f}"
+            table.add_row(escape(topic.topic), str(snapshot.pages), threshold, terms)
+    moves = " -> ".join(f"{value:.3f}@{pages}" for pages, value in state.thresholds[-8:])
+    table.caption = (
+        f"threshold now {state.threshold:.3f} after {state.pages} pages; last moves: {moves}; "
+        f"{len(state.precisions)} precision samples"
+    )
+    return table
+
+
+async def print_learning(console: Console, db: str) -> None:
+    """Print :func:`learning_table` for ``db`` if a focused crawl saved a state there."""
+    table = await learning_table(db)
+    if table is not None:
+        console.print(table)

@@ -125,6 +125,11 @@ class CrawlSettings(BaseSettings):
         default_factory=dict,
         description="Options of the strategy (e.g. decay, threshold); checked by the strategy.",
     )
+    sitemaps: bool = Field(
+        False,
+        description="Also seed from the seed hosts' sitemaps (robots.txt, else /sitemap.xml).",
+    )
+    feeds: tuple[str, ...] = Field((), description="RSS/Atom feed URLs whose entries seed.")
     max_pages: int = Field(1000, ge=0, description="Stop after this many fetched pages (0 = none).")
     concurrency: int = Field(16, gt=0, description="Requests in flight at once.")
     parse_workers: int = Field(
@@ -136,12 +141,12 @@ class CrawlSettings(BaseSettings):
     frontier: FrontierSettings = FrontierSettings()
     storage: StorageSettings = StorageSettings()
 
-    @field_validator("seeds")
+    @field_validator("seeds", "feeds")
     @classmethod
     def _seeds_are_http(cls, seeds: tuple[str, ...]) -> tuple[str, ...]:
         for seed in seeds:
             if not seed.startswith(("http://", "https://")):
-                raise ValueError(f"seed {seed!r} is not an http(s) URL")
+                raise ValueError(f"{seed!r} is not an http(s) URL")
         return seeds
 
     @classmethod

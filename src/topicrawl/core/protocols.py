@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from topicrawl.core.models import FetchFailure, Lease, Page, Request, Response, StrategyResult
 
-__all__ = ["Fetcher", "Frontier", "Source", "Storage", "Strategy"]
+__all__ = ["Fetcher", "Frontier", "KnownUrls", "Source", "Storage", "Strategy"]
 
 
 @runtime_checkable
@@ -76,8 +76,26 @@ class Frontier(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class KnownUrls(Protocol):
+    """A frontier that can say at once, without I/O, which URLs it has seen (in-process ones).
+
+    The engine uses it to drop already-seen links before a strategy that does not need them
+    (``follows_known_links = False``, e.g. breadth-first) builds a request for each.
+    """
+
+    def known(self, urls: Sequence[str]) -> list[bool]:
+        """For each URL, whether the frontier has ever had it pushed."""
+        ...
+
+
 class Strategy(Protocol):
-    """A crawl policy: sees events, returns scored requests. Pure: no I/O."""
+    """A crawl policy: sees events, returns scored requests. Pure: no I/O.
+
+    A strategy may set ``follows_known_links = False`` when it has no use for links the
+    crawl has seen before (it neither re-scores nor counts them): the engine then hands
+    ``on_page`` the page without them, when the frontier can tell (:class:`KnownUrls`).
+    """
 
     name: str
 

@@ -183,6 +183,16 @@ class _Site:
                 host=addr, path="/sitemap.xml", kind=Kind.SITEMAP, content_type="application/xml"
             )
         )
+        pages.append(
+            DemoPage(
+                host=addr, path="/feed.rss", kind=Kind.FEED, content_type="application/rss+xml"
+            )
+        )
+        pages.append(
+            DemoPage(
+                host=addr, path="/feed.atom", kind=Kind.FEED, content_type="application/atom+xml"
+            )
+        )
         return pages
 
     # -- link blocks --------------------------------------------------------------------------

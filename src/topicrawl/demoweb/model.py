@@ -29,6 +29,7 @@ class Kind(enum.StrEnum):
     FILE = "file"  # non-HTML bytes (PDF, PNG, ZIP, JSON, octet-stream)
     ROBOTS = "robots"
     SITEMAP = "sitemap"
+    FEED = "feed"  # the host's latest articles as RSS 2.0 (/feed.rss) or Atom (/feed.atom)
 
     @property
     def is_html(self) -> bool:
@@ -36,7 +37,7 @@ class Kind(enum.StrEnum):
         return self not in _NOT_HTML
 
 
-_NOT_HTML = frozenset({Kind.REDIRECT, Kind.ERROR, Kind.FILE, Kind.ROBOTS, Kind.SITEMAP})
+_NOT_HTML = frozenset({Kind.REDIRECT, Kind.ERROR, Kind.FILE, Kind.ROBOTS, Kind.SITEMAP, Kind.FEED})
 
 
 class HrefStyle(enum.StrEnum):

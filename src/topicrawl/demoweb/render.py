@@ -1,4 +1,5 @@
-"""Turns demo-web records into bytes: HTML, robots.txt, sitemap.xml, huge and bomb bodies."""
+"""Turns demo-web records into bytes: HTML, robots.txt, sitemap.xml, feeds, huge and bomb
+bodies."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import itertools
 import struct
 import zlib
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from typing import TYPE_CHECKING
 
 from topicrawl.demoweb.model import DemoLink, DemoPage, Kind
@@ -17,7 +20,10 @@ if TYPE_CHECKING:
     from topicrawl.demoweb.graph import DemoWeb
 
 __all__ = [
+    "FEED_SIZE",
     "content_type",
+    "feed_entries",
+    "feed_xml",
     "gzip_bomb",
     "huge_chunks",
     "render_document",
@@ -170,6 +176,60 @@ def sitemap_xml(web: DemoWeb, address: str) -> str:
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{body}\n</urlset>\n'
+    )
+
+
+FEED_SIZE = 20
+"""Articles a host's feeds list: its first ones, in page order, newest first."""
+
+_FEED_EPOCH = datetime(2024, 3, 1, 8, 0, tzinfo=UTC)
+
+
+def feed_entries(web: DemoWeb, address: str) -> list[tuple[DemoPage, datetime]]:
+    """The articles a host's feeds list, with their publication times (one a day back from
+    2024-03-01 08:00 UTC): the ground truth for feed readers."""
+    articles = (
+        p for p in web.pages if p.host == address and p.kind is Kind.ARTICLE and not p.duplicate_of
+    )
+    return [
+        (page, _FEED_EPOCH - timedelta(days=n))
+        for n, page in zip(range(FEED_SIZE), articles, strict=False)
+    ]
+
+
+def feed_xml(web: DemoWeb, page: DemoPage) -> str:
+    """A host's feed: RSS 2.0 for ``/feed.rss``; Atom 1.0 for ``/feed.atom``, whose entry
+    links are root-relative and resolve against the feed's ``xml:base``."""
+    host = web.host(page.host)
+    base = web.base_url(page.host)
+    entries = feed_entries(web, page.host)
+    name = html.escape(host.name)
+    if page.content_type == "application/atom+xml":
+        items = "\n".join(
+            f"<entry><title>{html.escape(article.title)}</title>"
+            f'<link rel="alternate" type="text/html" href="{html.escape(article.path)}"/>'
+            f"<id>{html.escape(web.url_of(article))}</id>"
+            f"<updated>{when.isoformat().replace('+00:00', 'Z')}</updated></entry>"
+            for article, when in entries
+        )
+        updated = _FEED_EPOCH.isoformat().replace("+00:00", "Z")
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<feed xmlns="http://www.w3.org/2005/Atom" xml:base="{html.escape(base)}">\n'
+            f"<title>{name}</title><id>{html.escape(base)}</id><updated>{updated}</updated>\n"
+            f'<link rel="self" href="{html.escape(web.url_of(page))}"/>\n{items}\n</feed>\n'
+        )
+    items = "\n".join(
+        f"<item><title>{html.escape(article.title)}</title>"
+        f"<link>{html.escape(web.url_of(article))}</link>"
+        f'<guid isPermaLink="true">{html.escape(web.url_of(article))}</guid>'
+        f"<pubDate>{format_datetime(when, usegmt=True)}</pubDate></item>"
+        for article, when in entries
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel>\n'
+        f"<title>{name}</title><link>{html.escape(base)}</link>"
+        f"<description>{name}</description>\n{items}\n</channel></rss>\n"
     )
 
 

@@ -18,6 +18,7 @@ from topicrawl.demoweb.graph import DemoWeb
 from topicrawl.demoweb.model import DemoPage, Kind
 from topicrawl.demoweb.render import (
     content_type,
+    feed_xml,
     gzip_bomb,
     huge_chunks,
     render_document,
@@ -225,6 +226,8 @@ class DemoWebServer:
             return _response(200, robots_txt(web, host).encode(), content_type(page))
         if kind is Kind.SITEMAP:
             return _response(200, sitemap_xml(web, host).encode(), content_type(page))
+        if kind is Kind.FEED:
+            return _response(200, feed_xml(web, page).encode(), content_type(page))
         if kind is Kind.REDIRECT and page.redirect is not None:
             location = page.redirect.href(page=page, port=web.port)
             response = _response(page.status, b"<p>Moved.</p>", "text/html; charset=utf-8")

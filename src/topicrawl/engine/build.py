@@ -75,8 +75,9 @@ def _seed_requests(seeds: Sequence[str]) -> list[Request]:
 
 
 def _scope(settings: CrawlSettings, seeds: Sequence[Request]) -> Scope:
+    starts = [r.url for r in seeds] + list(settings.feeds)
     domains = settings.scope.allowed_domains or tuple(
-        sorted({registered_domain(r.url) for r in seeds})
+        sorted({registered_domain(u) for u in starts})
     )
     try:
         return Scope.build(
@@ -110,6 +111,48 @@ async def _open_frontier(settings: CrawlSettings) -> Frontier:
     )
     await frontier.open()
     return frontier
+
+
+async def _source_requests(
+    settings: CrawlSettings,
+    fetcher: HttpFetcher,
+    robots: RobotsCache | None,
+    scope: Scope,
+    seeds: Sequence[Request],
+) -> list[Request]:
+    """Start URLs from the seed hosts' sitemaps and from feeds, when the settings ask."""
+    if not settings.sitemaps and not settings.feeds:
+        return []
+    from topicrawl.sources import (  # noqa: PLC0415 - lxml only when sources are used
+        FeedSource,
+        SitemapSource,
+        fetcher_documents,
+        source_fetch_settings,
+    )
+
+    documents = fetcher_documents(
+        HttpFetcher(
+            settings=source_fetch_settings(settings.fetch),
+            robots=robots,
+            scope=None,
+            session=fetcher.session,
+        )
+    )
+    found: list[Request] = []
+    cap = settings.fetch.max_body_bytes
+    if settings.sitemaps:
+        sites = list(dict.fromkeys(r.url for r in seeds))
+        sitemaps = SitemapSource(
+            fetch=documents, sites=sites, robots=robots, scope=scope, max_bytes=cap
+        )
+        found += [r async for r in sitemaps.requests()]
+        log.info("sitemaps gave %d URLs (%s)", len(found), sitemaps.stats)
+    if settings.feeds:
+        feeds = FeedSource(fetch=documents, feeds=settings.feeds, scope=scope, max_bytes=cap)
+        before = len(found)
+        found += [r async for r in feeds.requests()]
+        log.info("feeds gave %d URLs (%s)", len(found) - before, feeds.stats)
+    return found
 
 
 @contextlib.asynccontextmanager
@@ -202,7 +245,9 @@ async def open_crawl(
             run_id=run_id,
             on_progress=on_progress,
         )
-        await crawler.seed(seeds)
+        await crawler.seed(
+            [*seeds, *await _source_requests(settings, fetcher, robots, scope, seeds)]
+        )
         try:
             yield crawler
         finally:

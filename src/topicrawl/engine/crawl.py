@@ -32,7 +32,7 @@ from topicrawl.core.models import (
     Request,
     Response,
 )
-from topicrawl.core.protocols import Fetcher, Frontier, Storage, Strategy
+from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
 
@@ -152,6 +152,9 @@ class Crawler:
         self._held_acks: list[Lease] = []
         self._fatal: BaseException | None = None
         self._held_bytes = 0
+        self._follows_known = getattr(strategy, "follows_known_links", True) or not isinstance(
+            frontier, KnownUrls
+        )
         self._room = asyncio.Event()
         self._room.set()
 
@@ -346,7 +349,7 @@ class Crawler:
         if not self._limits.follow_nofollow:
             links = tuple(link for link in links if not link.nofollow)
         page = dataclasses.replace(page, links=links, duplicate_of=duplicate_of)
-        result = self._strategy.on_page(page)
+        result = self._strategy.on_page(self._for_strategy(page))
         page = dataclasses.replace(page, relevance=result.relevance)
         await self._storage.save_page(
             page, run_id=self._run_id, body=response.body, headers=response.headers
@@ -362,6 +365,20 @@ class Crawler:
         await self._ack(lease)
         if self._on_progress is not None:
             self._on_progress(self.stats)
+
+    def _for_strategy(self, page: Page) -> Page:
+        """The page as the strategy sees it: without seen links, if it has no use for them.
+
+        A strategy that only queues new URLs (breadth-first) would otherwise build a request
+        for each of a page's links, most of them seen before, only for the frontier to drop
+        them; the page as stored keeps all its links either way.
+        """
+        if self._follows_known or not page.links:
+            return page
+        assert isinstance(self._frontier, KnownUrls)
+        known = self._frontier.known([link.url for link in page.links])
+        fresh = tuple(link for link, seen in zip(page.links, known, strict=True) if not seen)
+        return dataclasses.replace(page, links=fresh)
 
     async def _enqueue(self, requests: Sequence[Request]) -> None:
         if not requests:

@@ -3,7 +3,7 @@ whose best vector is the positive centroid of a Rocchio step."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,11 +180,19 @@ def rocchio(
 
 
 def new_features(
-    topic: Collection[int], feedback: Sequence[Mapping[int, float]], *, count: int, min_share: float
+    topic: Collection[int],
+    feedback: Sequence[Mapping[int, float]],
+    *,
+    count: int,
+    min_share: float,
+    background: Callable[[int], float] | None = None,
+    min_lift: float = 1.0,
 ) -> list[int]:
     """Terms the topic lacks that are frequent in the feedback pages: in at least
     ``min_share`` of them, ranked by their total TF-IDF weight in the pages (so words every
-    page of the site has, whose IDF is near 0, come last), then by how many pages have them."""
+    page of the site has, whose IDF is near 0, come last), then by how many pages have them.
+    With ``background`` (a term's share of the whole collection's documents), a term must also
+    be ``min_lift`` times more common in the feedback than in the collection."""
     pages: dict[int, int] = {}
     weight: dict[int, float] = {}
     for vector in feedback:
@@ -194,6 +202,13 @@ def new_features(
                 weight[term_id] = weight.get(term_id, 0.0) + value
     needed = min_share * len(feedback)
     frequent = [t for t, n in pages.items() if n >= needed]
+    if background is not None:
+        # Lift: a term must be at least ``min_lift`` times more common in the feedback pages
+        # than in the whole collection, so the site's boilerplate ("return", "method") that
+        # every page has cannot enter the topic.
+        frequent = [
+            t for t in frequent if pages[t] / len(feedback) >= min_lift * background(t)
+        ]
     frequent.sort(key=lambda t: (-weight[t], -pages[t], t))
     return frequent[:count]
 
@@ -208,6 +223,8 @@ class UpdateSettings:
             positive centroid) and the non-relevant pages' centroid.
         new_features: at most this many new terms may enter per update.
         min_share: a new term must be in at least this share of the feedback pages.
+        min_lift: ... and, when the caller gives the collection's document shares, at least
+            this many times more common in them than in the collection.
         max_features: the vector keeps at most this many terms: the user's keywords, then the
             heaviest others.
         keyword_floor: the user's keywords keep at least this share of the top weight.
@@ -219,6 +236,7 @@ class UpdateSettings:
     gamma: float = 0.15
     new_features: int = 5
     min_share: float = 0.5
+    min_lift: float = 2.0
     max_features: int = 30
     keyword_floor: float = 0.1
 
@@ -249,18 +267,25 @@ def update_topic(
     keyword_ids: Collection[int],
     settings: UpdateSettings,
     rng: np.random.Generator,
+    background: Callable[[int], float] | None = None,
 ) -> TopicUpdate:
     """Update a topic vector from pseudo-relevance feedback.
 
     The features are the topic's terms plus frequent new terms of the ``positives`` (the
-    top-N relevant pages); the GA searches their weights for the best mean cosine to the
+    top-N relevant pages; ``background`` gives a term's share of the collection, for the
+    lift test of :func:`new_features`); the GA searches their weights for the best mean cosine to the
     positives; its best vector is the positive centroid of a Rocchio step away from the
     centroid of ``negatives``.
     """
     if not positives:
         raise ValueError("a topic update needs at least one feedback page")
     added = new_features(
-        weights, positives, count=settings.new_features, min_share=settings.min_share
+        weights,
+        positives,
+        count=settings.new_features,
+        min_share=settings.min_share,
+        background=background,
+        min_lift=settings.min_lift,
     )
     features = [*weights, *added]
     matrix = np.array([[page.get(t, 0.0) for t in features] for page in positives])

@@ -90,7 +90,8 @@ class FocusedOptions(StrategyOptions):
         max_candidates: links held back under the bar, kept for a later lower threshold.
         adaptive, judge, judge_every, sample_size, error, step, min_threshold, max_threshold,
             min_precision: the adaptive threshold (``judge`` defaults to a profile judge).
-        evolve, update_every, feedback, ga_*, alpha, beta, gamma, new_features, max_features:
+        evolve, update_every, feedback, ga_*, alpha, beta, gamma, new_features, min_lift,
+            max_features:
             the topic vector update, every ``update_every`` relevant pages of a topic, from
             its ``feedback`` most relevant recent pages.
         window: recent pages kept for sampling, negatives and re-tuning.
@@ -126,6 +127,7 @@ class FocusedOptions(StrategyOptions):
     beta: float = 0.75
     gamma: float = 0.15
     new_features: int = 5
+    min_lift: float = 2.0
     max_features: int = 30
     window: int = 200
     seed: int = 0
@@ -167,6 +169,7 @@ class FocusedOptions(StrategyOptions):
             beta=self.beta,
             gamma=self.gamma,
             new_features=self.new_features,
+            min_lift=self.min_lift,
             max_features=self.max_features,
         )
 

@@ -246,12 +246,16 @@ class FocusedStrategy(_Scoring):
     threshold that adapts to sampled precision, and a topic vector updated by GA + Rocchio.
 
     For each page: relevance ``cos`` = best cosine to the topics; ``Hub(u)`` = its on-topic
-    links over the most seen on a page; ``pu = m1 * cos + (1 - m1) * Hub(u)``; each child
-    inherits ``a * pu`` if the page is relevant (``cos >= threshold``), else ``a`` times the
-    page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor`` with
-    ``anchor`` the cosine of its block's extended anchor text. Links under
+    links over the most seen on a page; ``pu = m1 * cos' + (1 - m1) * Hub(u)`` with ``cos'``
+    the cosine over the best seen so far (``relative_similarity``; else the raw cosine); each
+    child inherits ``a * pu`` if the page is relevant (``cos >= threshold``), else ``a`` times
+    the page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor``
+    with ``anchor`` the cosine of its block's extended anchor text, or (``link_words``) of the
+    link's own anchor and URL words when that is higher. Links under
     ``link_ratio * threshold`` wait in a bounded candidate pool and are queued when the
-    threshold comes down (or on :meth:`on_idle`).
+    threshold comes down (or on :meth:`on_idle`). Every ``update_every`` relevant pages of a
+    topic, its vector is updated (GA + Rocchio); :meth:`learned_state` and :meth:`restore`
+    carry the vectors and the threshold across a resumed crawl.
     """
 
     name = "focused"
@@ -410,6 +414,11 @@ class FocusedStrategy(_Scoring):
             return self.candidates.release(self.link_threshold)
         return []
 
+    def _document_share(self, term_id: int) -> float:
+        """The share of the crawled pages that contain the term."""
+        model = self.scorer.model
+        return model.df(term_id) / model.documents if model.documents else 0.0
+
     def _measure_precision(self) -> None:
         accepted = [r.page for r in self._recent if r.score >= self.threshold]
         settings = self.controller.settings
@@ -435,6 +444,7 @@ class FocusedStrategy(_Scoring):
             keyword_ids=topic.keyword_ids,
             settings=self._update,
             rng=self._ga_random,
+            background=self._document_share,
         )
         # Re-tune: the same share of recent pages as before stays over the threshold.
         others = [t.weights for t in self.scorer.topics]

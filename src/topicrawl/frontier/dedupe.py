@@ -151,6 +151,17 @@ class SeenUrls:
             self._exact.add_many(new)
         return fresh
 
+    def contains_many(self, fps: Sequence[int]) -> list[bool]:
+        """For each fingerprint, whether it was seen (exact); marks nothing."""
+        known = [False] * len(fps)
+        might_contain = self._might_contain
+        maybe = [i for i, fp in enumerate(fps) if might_contain(fp)]
+        if maybe:
+            exact = self._exact.contains_many([fps[i] for i in maybe])
+            for i, is_known in zip(maybe, exact, strict=True):
+                known[i] = is_known
+        return known
+
     def contains(self, fp: int) -> bool:
         """Whether the fingerprint was seen (exact)."""
         if not self._might_contain(fp):

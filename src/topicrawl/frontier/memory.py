@@ -51,6 +51,11 @@ class MemoryFrontier(FrontierCore):
         # Queued and deferred URLs: fingerprint -> (current key, request at its current score).
         self._queued: dict[int, tuple[int, Request]] = {}
 
+    def known(self, urls: Sequence[str]) -> list[bool]:
+        """For each URL, whether it was ever pushed to this frontier (no I/O, marks nothing)."""
+        self._check_usable()
+        return self._seen.contains_many([fingerprint(url) for url in urls])
+
     async def seen(self, url: str) -> bool:
         """Whether the URL was ever pushed to this frontier."""
         self._check_usable()

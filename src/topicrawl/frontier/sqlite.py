@@ -277,6 +277,11 @@ class SqliteFrontier(FrontierCore):
         self._check_usable()
         await self._commit()
 
+    def known(self, urls: Sequence[str]) -> list[bool]:
+        """For each URL, whether it was ever pushed in this crawl, this run or an earlier one."""
+        self._check_usable()
+        return self._seen.contains_many([fingerprint(url) for url in urls])
+
     async def seen(self, url: str) -> bool:
         """Whether the URL was ever pushed in this crawl, this run or an earlier one."""
         self._check_usable()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import time
@@ -84,10 +85,10 @@ class Cluster:
     def prefix(self) -> str:
         return f"topicrawl:{{{self.namespace}}}:"
 
-    def _common(self) -> list[str]:
+    def _common(self, redis_url: str | None = None) -> list[str]:
         return [
             "--redis",
-            self.redis_url,
+            redis_url or self.redis_url,
             "--namespace",
             self.namespace,
             "--heartbeat-interval",
@@ -98,11 +99,19 @@ class Cluster:
             str(self.timeout),
         ]
 
-    def start_worker(self, name: str) -> subprocess.Popen[bytes]:
-        """Start ``topicrawl worker`` with node id ``name``."""
+    def start_worker(
+        self, name: str, *, redis_port: int | None = None, pg_port: int | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start ``topicrawl worker`` with node id ``name`` (reaching Redis and PostgreSQL
+        through other ports, e.g. proxies, when given)."""
         web = self.server.web
+        redis_url, db_url = self.redis_url, self.db_url
+        if redis_port is not None:
+            redis_url = re.sub(r":\d+/", f":{redis_port}/", redis_url, count=1)
+        if pg_port is not None:
+            db_url = re.sub(r":\d+/", f":{pg_port}/", db_url, count=1)
         argv = [sys.executable, "-m", "topicrawl.cli", "worker", "--quiet", "--node-id", name]
-        argv += [*self._common(), "--db", self.db_url, "--strategy", "bfs"]
+        argv += [*self._common(redis_url), "--db", db_url, "--strategy", "bfs"]
         argv += ["--max-pages", "0", "--concurrency", "4", "--per-host", "2"]
         argv += ["--max-depth", str(MAX_DEPTH), "--delay", str(self.delay)]
         argv += ["--throughput-window", "1", "--lease-ttl", "30", "--log-level", "info"]
@@ -128,16 +137,16 @@ class Cluster:
     def log(self, name: str) -> str:
         return (self.tmp / f"{name}.log").read_text(errors="replace")
 
-    def wait_all(self, timeout: float) -> dict[str, int]:
-        """Wait for every process; their exit codes."""
+    async def wait_all(self, timeout: float) -> dict[str, int]:
+        """Wait for every process (letting the event loop run); their exit codes, -999 for
+        one still running after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        codes = {}
-        for name, proc in self.procs.items():
-            try:
-                codes[name] = proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                codes[name] = -999
-        return codes
+        while time.monotonic() < deadline:
+            if all(proc.poll() is not None for proc in self.procs.values()):
+                break
+            await asyncio.sleep(0.1)
+        codes = {name: proc.poll() for name, proc in self.procs.items()}
+        return {name: -999 if code is None else code for name, code in codes.items()}
 
     def stop_all(self) -> None:
         for proc in self.procs.values():

@@ -22,6 +22,7 @@ from tests.integration.distributed.harness import (
     expected_urls,
     refetched,
 )
+from tests.unit.distributed.proxy import CuttableProxy
 from topicrawl.demoweb import DemoWeb, DemoWebServer
 from topicrawl.distributed import NodeRegistry, NodeState
 from topicrawl.engine import open_storage, run_crawl
@@ -83,7 +84,7 @@ async def test_three_workers_crawl_the_demo_web_once_and_politely(
     cluster.start_coordinator()
     for name in ("w1", "w2", "w3"):
         cluster.start_worker(name)
-    codes = cluster.wait_all(timeout=60)
+    codes = await cluster.wait_all(timeout=60)
     assert codes == {"coordinator": 0, "w1": 0, "w2": 0, "w3": 0}, cluster.log("w1")
 
     assert_complete(cluster, await cluster.stored(), single_process_urls)
@@ -174,7 +175,7 @@ async def test_kill_9_coordinator_and_worker_then_one_joins_and_nothing_is_lost(
     finally:
         await registry.close()
     del cluster.procs["w2"]
-    codes = cluster.wait_all(timeout=60)
+    codes = await cluster.wait_all(timeout=60)
     assert set(codes.values()) == {0}, (codes, cluster.log("w1"))
     assert_complete(cluster, await cluster.stored(), single_process_urls)
 
@@ -191,6 +192,49 @@ async def test_dropped_database_connections_mid_crawl_lose_nothing(
         terminated += await cluster.terminate_backends()
         await asyncio.sleep(0.3)
     assert terminated > 0
-    codes = cluster.wait_all(timeout=60)
+    codes = await cluster.wait_all(timeout=60)
     assert codes == {"w1": 0, "w2": 0}, cluster.log("w1")
+    assert_complete(cluster, await cluster.stored(), single_process_urls)
+
+
+async def test_a_worker_cut_off_mid_crawl_is_declared_dead_and_rejoins(
+    cluster: Cluster, single_process_urls: set[str]
+) -> None:
+    """A network partition, simulated by proxies between one worker and Redis and PostgreSQL
+    that are cut for longer than the heartbeat timeout, then restored."""
+    cluster.delay = 0.1
+    redis_proxy = CuttableProxy("127.0.0.1", 6379)
+    pg_proxy = CuttableProxy("127.0.0.1", 5432)
+    await redis_proxy.start()
+    await pg_proxy.start()
+    registry = await registry_of(cluster)
+    try:
+        cluster.start_worker("cut", redis_port=redis_proxy.port, pg_port=pg_proxy.port)
+        cluster.start_worker("w2")
+        await cluster.wait_for_pages(20, timeout=30)
+        client = registry.client
+        await redis_proxy.cut()
+        await pg_proxy.cut()
+        cut_at = time.monotonic()
+        states: dict[str, NodeState] = {}
+        while time.monotonic() - cut_at < cluster.timeout + 3:
+            states = {n.node: n.state for n in await registry.nodes()}
+            if states.get("cut") is NodeState.DEAD:
+                break
+            await asyncio.sleep(0.1)
+        assert states.get("cut") is NodeState.DEAD
+        # Its leases went back at once and its hosts to w2.
+        assert await client.scard(cluster.prefix + "nl:cut") == 0
+        assert await client.scard(cluster.prefix + "hosts:cut") == 0
+        await asyncio.sleep(1.0)
+        await redis_proxy.start()
+        await pg_proxy.start()
+        codes = await cluster.wait_all(timeout=60)
+        assert codes == {"cut": 0, "w2": 0}, cluster.log("cut")
+        # Back from the partition, it had registered again (it then left at the end).
+        assert "was declared dead; registering again" in cluster.log("cut")
+    finally:
+        await registry.close()
+        await redis_proxy.cut()
+        await pg_proxy.cut()
     assert_complete(cluster, await cluster.stored(), single_process_urls)

@@ -104,3 +104,32 @@ def test_nodes_table_shows_state_and_numbers_as_plain_text() -> None:
         assert cell in row1
     assert "dead" in row2
     assert "-" in row2
+
+
+def test_nodes_stores_per_node_configuration(redis_url: str) -> None:
+    namespace = f"cli-{uuid.uuid4().hex}"
+    client = redis.Redis.from_url(redis_url)
+    try:
+        result = runner.invoke(
+            app,
+            [
+                "nodes",
+                "--redis",
+                redis_url,
+                "--namespace",
+                namespace,
+                "--set-config",
+                '*={"concurrency": 4}',
+                "--set-config",
+                'w2={"politeness": {"delay": 1.5}}',
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        stored = client.hgetall(f"topicrawl:{{{namespace}}}:nodecfg")
+        assert stored == {b"*": b'{"concurrency": 4}', b"w2": b'{"politeness": {"delay": 1.5}}'}
+    finally:
+        for key in client.scan_iter(match=f"topicrawl:{{{namespace}}}:*"):
+            client.delete(key)
+        client.close()
+    bad = runner.invoke(app, ["nodes", "--redis", redis_url, "--set-config", "w2=[1]"])
+    assert bad.exit_code == 2

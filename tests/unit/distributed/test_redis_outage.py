@@ -3,53 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import pytest
 
+from tests.unit.distributed.proxy import CuttableProxy
 from topicrawl.core.errors import FrontierError
 from topicrawl.core.models import Request
 from topicrawl.distributed import RedisFrontier
-
-
-class CuttableProxy:
-    """A TCP proxy to Redis on loopback whose connections can be cut and refused for a while."""
-
-    def __init__(self, target_host: str, target_port: int) -> None:
-        self._target = (target_host, target_port)
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-        self.port = 0
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def cut(self) -> None:
-        """Refuse new connections and drop the open ones."""
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
-        for writer in list(self._writers):
-            writer.close()
-        self._writers.clear()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection(*self._target)
-        self._writers |= {writer, up_writer}
-
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            with contextlib.suppress(ConnectionError, OSError):
-                while data := await src.read(65536):
-                    dst.write(data)
-                    await dst.drain()
-            dst.close()
-
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
 
 @pytest.fixture

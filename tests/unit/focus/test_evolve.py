@@ -171,3 +171,15 @@ def test_invalid_ga_and_update_settings_are_config_errors() -> None:
             settings=UpdateSettings(),
             rng=np.random.default_rng(0),
         )
+
+
+def test_new_features_rank_by_weight_and_need_lift_over_the_collection() -> None:
+    # Term 7 is in every feedback page but weighs little (site boilerplate); 8 weighs more.
+    feedback = [{7: 0.1, 8: 0.6}, {7: 0.1, 8: 0.5}, {7: 0.1, 9: 0.2}]
+    assert new_features(set(), feedback, count=5, min_share=0.5) == [8, 7]
+    # In the whole collection 7 is in 90 % of the pages: in 100 % of the feedback is a lift
+    # of 1.1 < 2, so it stays out; 8 (2/3 of the feedback, 10 % of the collection) gets in.
+    shares = {7: 0.9, 8: 0.1, 9: 0.1}
+    assert new_features(
+        set(), feedback, count=5, min_share=0.5, background=shares.__getitem__, min_lift=2.0
+    ) == [8]
