@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import platform
 import random
@@ -223,6 +224,8 @@ class PeriodReport:
     def spearman(self) -> float:
         heats = [r.heat for r in self.rows]
         fetched = [r.fetched for r in self.rows]
+        if len(set(heats)) < 2 or len(set(fetched)) < 2:
+            return math.nan  # undefined for a constant input
         rho = spearmanr(heats, fetched).statistic
         return float(rho)
 
@@ -301,6 +304,8 @@ async def _warm(
         ):
             break
         await asyncio.sleep(0.1)
+    else:
+        print(f"warning: warm-up did not finish in {timeout:.0f} s; measuring anyway", flush=True)
     await asyncio.sleep(1.0)  # let processes started last finish importing
 
 

@@ -114,6 +114,23 @@ async def test_saving_a_url_again_replaces_its_row_and_links(storage: SqlStorage
     assert stored[0].links == (Link("https://x.example/", "x"),)
 
 
+async def test_a_late_write_of_an_older_fetch_keeps_the_newer_row(storage: SqlStorage) -> None:
+    run = await storage.start_run(name="t", config="{}")
+    newer = make_page(1, title="fetched again", fetched_at=1_800_000_000.0)
+    await storage.save_page(newer, run_id=run)
+    await storage.flush()
+    await storage.save_page(make_page(1, title="stale"), run_id=run)  # older fetched_at
+    await storage.save_page(make_page(2, title="first", fetched_at=5.0), run_id=run)
+    await storage.save_page(make_page(2, title="stale", fetched_at=4.0), run_id=run)  # same batch
+
+    stored = await pages_of(storage)
+
+    assert sorted((p.url, p.title, p.fetched_at) for p in stored) == [
+        (newer.url, "fetched again", 1_800_000_000.0),
+        (make_page(2).url, "first", 5.0),
+    ]
+
+
 async def test_pages_come_back_in_fetch_order_across_batches(make_storage: Factory) -> None:
     storage = make_storage(batch_size=7)
     await storage.open()

@@ -84,7 +84,7 @@ class HostPolicy:
     def __init__(self, *, delays: CrawlDelays | None, min_delay: float) -> None:
         self._delays = delays
         self._min_delay = min_delay
-        self._configured: set[str] = set()
+        self._configured: dict[str, float] = {}
 
     async def prepare(self, url: str, frontier: Frontier) -> None:
         """On a host's first URL, give the frontier its Crawl-delay (if above our own)."""
@@ -93,10 +93,15 @@ class HostPolicy:
         host = host_of(url)
         if host in self._configured:
             return
-        self._configured.add(host)
+        self._configured[host] = self._min_delay
         delay = await self._delays.crawl_delay(url)
         if delay is not None and delay > self._min_delay:
+            self._configured[host] = delay
             await frontier.set_host_delay(host, delay)
+
+    def floor(self, host: str) -> float:
+        """The least delay a host may get: the crawl's own, or its robots.txt Crawl-delay."""
+        return self._configured.get(host, self._min_delay)
 
 
 class Crawler:
@@ -425,7 +430,8 @@ class Crawler:
         self._blocked[url] = times
         delay = exc.retry_after if exc.retry_after is not None else 2.0**times
         log.info("server asked to slow down for %s; retrying in %.1f s", url, delay)
-        await self._frontier.set_host_delay(host_of(url), min(delay, 60.0))
+        host = host_of(url)
+        await self._frontier.set_host_delay(host, max(min(delay, 60.0), self._hosts.floor(host)))
         await self._frontier.reclaim(lease, delay=delay)
 
     async def _ack(self, lease: Lease) -> None:

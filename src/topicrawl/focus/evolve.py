@@ -206,9 +206,7 @@ def new_features(
         # Lift: a term must be at least ``min_lift`` times more common in the feedback pages
         # than in the whole collection, so the site's boilerplate ("return", "method") that
         # every page has cannot enter the topic.
-        frequent = [
-            t for t in frequent if pages[t] / len(feedback) >= min_lift * background(t)
-        ]
+        frequent = [t for t in frequent if pages[t] / len(feedback) >= min_lift * background(t)]
     frequent.sort(key=lambda t: (-weight[t], -pages[t], t))
     return frequent[:count]
 
@@ -273,9 +271,9 @@ def update_topic(
 
     The features are the topic's terms plus frequent new terms of the ``positives`` (the
     top-N relevant pages; ``background`` gives a term's share of the collection, for the
-    lift test of :func:`new_features`); the GA searches their weights for the best mean cosine to the
-    positives; its best vector is the positive centroid of a Rocchio step away from the
-    centroid of ``negatives``.
+    lift test of :func:`new_features`); the GA searches their weights for the best mean
+    cosine to the positives; its best vector is the positive centroid of a Rocchio step away
+    from the centroid of ``negatives``.
     """
     if not positives:
         raise ValueError("a topic update needs at least one feedback page")

@@ -126,6 +126,8 @@ class BfsStrategy(_Base):
     """
 
     name = "bfs"
+    # Seen links change nothing for breadth-first (no re-scoring), so the engine drops them.
+    follows_known_links = False
 
     def __init__(self, *, topics: Sequence[TopicProfile], options: StrategyOptions) -> None:
         super().__init__(options=options)

@@ -41,9 +41,12 @@ class WriteBuffer:
         return bool(self._pages or self._failures)
 
     def add_page(self, entry: PendingPage) -> None:
-        """Buffer a page; a buffered page with the same URL is replaced in its place."""
+        """Buffer a page; a buffered page with the same URL is replaced in its place, unless
+        it is a newer fetch (the database keeps the newest fetch of a URL the same way)."""
         previous = self._pages.get(entry.page.url)
         if previous is not None:
+            if previous.page.fetched_at > entry.page.fetched_at:
+                return
             self._release(previous)
         self._pages[entry.page.url] = entry
         self._hold(entry)

@@ -93,6 +93,9 @@ class Statements:
         upsert = upsert.on_conflict_do_update(
             index_elements=[pages.c.url],
             set_={name: upsert.excluded[name] for name in PAGE_COLUMNS if name != "url"},
+            # A late write of an older fetch (a worker cut off past its lease, whose URL was
+            # fetched again meanwhile) never replaces a newer one.
+            where=pages.c.fetched_at <= upsert.excluded.fetched_at,
         )
         self.upsert_page = RowStatement(
             _compile(upsert, dialect, PAGE_COLUMNS), PAGE_COLUMNS, max_variables=max_variables
