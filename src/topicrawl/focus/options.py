@@ -91,7 +91,7 @@ class FocusedOptions(StrategyOptions):
         adaptive, judge, judge_every, sample_size, error, step, min_threshold, max_threshold,
             min_precision: the adaptive threshold (``judge`` defaults to a profile judge).
         evolve, update_every, feedback, ga_*, alpha, beta, gamma, new_features, min_lift,
-            max_features:
+            keyword_floor, max_features:
             the topic vector update, every ``update_every`` relevant pages of a topic, from
             its ``feedback`` most relevant recent pages.
         window: recent pages kept for sampling, negatives and re-tuning.
@@ -127,6 +127,7 @@ class FocusedOptions(StrategyOptions):
     beta: float = 0.75
     gamma: float = 0.15
     new_features: int = 5
+    keyword_floor: float = 0.1
     min_lift: float = 2.0
     max_features: int = 30
     window: int = 200
@@ -170,6 +171,7 @@ class FocusedOptions(StrategyOptions):
             gamma=self.gamma,
             new_features=self.new_features,
             min_lift=self.min_lift,
+            keyword_floor=self.keyword_floor,
             max_features=self.max_features,
         )
 
