@@ -157,7 +157,8 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     ] = None,
     strategy: Annotated[str | None, typer.Option(help="bfs, best-first, shark, focused.")] = None,
     max_pages: Annotated[
-        int | None, typer.Option(help="Stop this worker after N pages in all (0 = no limit).")
+        int | None,
+        typer.Option(help="Stop the crawl at N stored pages, all workers together (0 = none)."),
     ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
     per_host: Annotated[int | None, typer.Option(help="Requests in flight per host.")] = None,

@@ -241,6 +241,7 @@ async def open_crawl(
                 concurrency=settings.concurrency,
                 follow_nofollow=settings.scope.follow_nofollow,
                 checkpoint_interval=settings.storage.flush_interval,
+                shared_storage=not own_run,
             ),
             run_id=run_id,
             on_progress=on_progress,

@@ -52,7 +52,10 @@ class CrawlLimits:
     limit). ``max_blocked`` is how often a URL may be put back because its server asked us to
     slow down before it is given up as failed. ``max_held_bytes`` bounds the bodies held
     between fetch and storage: above it no new fetch starts until some are stored, so a run
-    of big pages slows the crawl down instead of growing its memory.
+    of big pages slows the crawl down instead of growing its memory. With ``shared_storage``
+    (other processes store pages of the same crawl: distributed workers) the page count is
+    re-read from storage at every checkpoint, so ``max_pages`` bounds the whole crawl; it can
+    then overshoot by what the processes fetch in one checkpoint interval.
     """
 
     max_pages: int = 0
@@ -62,6 +65,7 @@ class CrawlLimits:
     max_blocked: int = 3
     checkpoint_interval: float = 1.0
     max_held_bytes: int = 32_000_000
+    shared_storage: bool = False
 
 
 class CrawlDelays(Protocol):
@@ -457,6 +461,9 @@ class Crawler:
             await asyncio.sleep(self._limits.checkpoint_interval)
             try:
                 await self._checkpoint()
+                if self._limits.shared_storage and self._limits.max_pages:
+                    stored = await self._storage.count_pages()
+                    self.stats.pages = max(self.stats.pages, stored)
             except StorageError as exc:
                 self._fatal = exc
                 log.exception("checkpoint failed, stopping the crawl")

@@ -100,7 +100,12 @@ class Cluster:
         ]
 
     def start_worker(
-        self, name: str, *, redis_port: int | None = None, pg_port: int | None = None
+        self,
+        name: str,
+        *,
+        redis_port: int | None = None,
+        pg_port: int | None = None,
+        max_pages: int = 0,
     ) -> subprocess.Popen[bytes]:
         """Start ``topicrawl worker`` with node id ``name`` (reaching Redis and PostgreSQL
         through other ports, e.g. proxies, when given)."""
@@ -112,7 +117,7 @@ class Cluster:
             db_url = re.sub(r":\d+/", f":{pg_port}/", db_url, count=1)
         argv = [sys.executable, "-m", "topicrawl.cli", "worker", "--quiet", "--node-id", name]
         argv += [*self._common(redis_url), "--db", db_url, "--strategy", "bfs"]
-        argv += ["--max-pages", "0", "--concurrency", "4", "--per-host", "2"]
+        argv += ["--max-pages", str(max_pages), "--concurrency", "4", "--per-host", "2"]
         argv += ["--max-depth", str(MAX_DEPTH), "--delay", str(self.delay)]
         argv += ["--throughput-window", "1", "--lease-ttl", "30", "--log-level", "info"]
         for seed in web.bases().values():

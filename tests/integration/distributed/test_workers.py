@@ -183,6 +183,21 @@ async def test_kill_9_coordinator_and_worker_then_one_joins_and_nothing_is_lost(
     assert_complete(cluster, await cluster.stored(), single_process_urls)
 
 
+async def test_max_pages_bounds_the_whole_crawl_not_each_worker(cluster: Cluster) -> None:
+    # Two workers, a limit of 30 pages for the crawl: each re-reads the stored count at every
+    # checkpoint (0.2 s here), so together they overshoot by at most what is in flight and
+    # what one checkpoint interval fetches (~4 hosts / 0.1 s * 0.2 s + 2 * 4 in flight),
+    # nowhere near the 60 that two workers with a limit each would store.
+    cluster.delay = 0.1
+    for name in ("w1", "w2"):
+        cluster.start_worker(name, max_pages=30)
+    codes = await cluster.wait_all(timeout=60)
+    assert codes == {"w1": 0, "w2": 0}, cluster.log("w1")
+    stored = await cluster.stored()
+    assert 30 <= len(stored) <= 45, len(stored)
+    assert len({url for url, _ in stored}) == len(stored)
+
+
 async def test_dropped_database_connections_mid_crawl_lose_nothing(
     cluster: Cluster, single_process_urls: set[str]
 ) -> None:
