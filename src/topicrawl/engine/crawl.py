@@ -119,6 +119,8 @@ class Crawler:
         limits: stop conditions and depth.
         run_id: the storage run this crawl writes under.
         on_progress: called after every page with the running stats.
+        on_checkpoint: awaited after every periodic checkpoint (e.g. to save learned state);
+            its errors are logged, never fatal.
     """
 
     def __init__(
@@ -134,6 +136,7 @@ class Crawler:
         limits: CrawlLimits,
         run_id: int,
         on_progress: ProgressFn | None = None,
+        on_checkpoint: Callable[[], Awaitable[None]] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._fetcher = fetcher
@@ -146,6 +149,7 @@ class Crawler:
         self._limits = limits
         self._run_id = run_id
         self._on_progress = on_progress
+        self._on_checkpoint = on_checkpoint
         self._clock = clock
         self.stats = CrawlStats()
         self._stopping = asyncio.Event()
@@ -469,6 +473,11 @@ class Crawler:
                 log.exception("checkpoint failed, stopping the crawl")
                 self.stop()
                 return
+            if self._on_checkpoint is not None:
+                try:
+                    await self._on_checkpoint()
+                except Exception:
+                    log.exception("the checkpoint hook failed; the crawl goes on")
 
     async def _sweep_loop(self) -> None:
         while True:

@@ -16,11 +16,11 @@ from topicrawl.cli.label import learning_table
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.models import Page
 from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer
-from topicrawl.engine import open_storage, run_crawl
+from topicrawl.engine import open_crawl, open_storage, run_crawl
 from topicrawl.engine.learning import restore_learning
 from topicrawl.focus import FocusedStrategy, HumanJudge, LearnedState, make_strategy
 from topicrawl.storage import SqlStorage
-from topicrawl.storage.learned import FocusRecords
+from topicrawl.storage.learned import FocusRecords, SavedState
 
 
 @pytest.fixture(scope="module")
@@ -195,3 +195,40 @@ async def test_stored_labels_become_the_threshold_judge(tmp_path: Path) -> None:
     # The person said no, whatever the text says; the unlabelled page goes to the fallback.
     assert not judge.is_relevant(_page(1, "a", "crawler crawler"))
     assert judge.is_relevant(_page(2, "b", "crawler crawler"))
+
+
+async def test_learned_state_is_saved_during_the_crawl_not_only_at_its_end(
+    server: DemoWebServer, tmp_path: Path
+) -> None:
+    # A crash (kill -9) skips the save at the end: what was learned must already be stored.
+    db = tmp_path / "during.db"
+    topic = TOPICS[0].keywords()
+    settings = _settings(
+        server,
+        db,
+        strategy="focused",
+        topics=(topic,),
+        max_pages=0,
+        strategy_options={"update_every": 5, "judge_every": 10},
+        politeness={"per_host": 1, "delay": 0.05},
+        storage={"url": str(db), "flush_interval": 0.1},
+    )
+    saved_while_running: list[SavedState] = []
+    async with open_crawl(settings, learning_interval=0.2) as crawler:
+        run = asyncio.create_task(crawler.run())
+        try:
+            deadline = asyncio.get_running_loop().time() + 60
+            while not run.done() and asyncio.get_running_loop().time() < deadline:
+                async with FocusRecords(str(db)) as records:
+                    saved_while_running = await records.states()
+                if saved_while_running:
+                    break
+                await asyncio.sleep(0.2)
+            assert not run.done(), "the crawl ended before any state was saved during it"
+        finally:
+            crawler.stop()
+            await run
+    assert saved_while_running
+    state = LearnedState.from_json(saved_while_running[-1].state)
+    assert state.pages > 0
+    assert len(state.topics[0].snapshots) > 1 or len(state.thresholds) > 0
