@@ -53,6 +53,41 @@ def single_process_urls(
     return asyncio.run(crawl())
 
 
+@pytest.fixture(scope="module")
+def wide_server() -> Iterator[DemoWebServer]:
+    """More hosts, so a worker that joins mid-crawl has hosts to receive: with the four of
+    ``server``, its rendezvous share of the hosts still holding work is empty about one time
+    in five, and no other node may then hold two hosts with work to give up."""
+    web = DemoWeb.generate(seed=12, hosts=10, pages_per_host=6)
+    demo = DemoWebServer(web, slow_delay=0.5)
+    with demo.run_in_thread():
+        yield demo
+
+
+@pytest.fixture(scope="module")
+def wide_single_process_urls(
+    wide_server: DemoWebServer, tmp_path_factory: pytest.TempPathFactory
+) -> set[str]:
+    """The URLs a single-process crawl of ``wide_server`` stores."""
+    db = tmp_path_factory.mktemp("wide-single") / "crawl.db"
+
+    async def crawl() -> set[str]:
+        await run_crawl(crawl_settings(wide_server, str(db)))
+        async with open_storage(str(db)) as storage:
+            return {page.url async for page in storage.iter_pages()}
+
+    return asyncio.run(crawl())
+
+
+@pytest.fixture
+async def wide_cluster(
+    wide_server: DemoWebServer, redis_url: str, postgres_url: str, tmp_path: Path
+) -> AsyncIterator[Cluster]:
+    made = Cluster(server=wide_server, redis_url=redis_url, postgres_url=postgres_url, tmp=tmp_path)
+    yield made
+    await made.cleanup()
+
+
 @pytest.fixture
 async def cluster(
     server: DemoWebServer, redis_url: str, postgres_url: str, tmp_path: Path
@@ -111,18 +146,24 @@ async def test_three_workers_crawl_the_demo_web_once_and_politely(
 
 
 async def test_kill_9_coordinator_and_worker_then_one_joins_and_nothing_is_lost(
-    cluster: Cluster, server: DemoWebServer, single_process_urls: set[str]
+    wide_cluster: Cluster, wide_single_process_urls: set[str]
 ) -> None:
-    # Slow enough (4 hosts at 0.5 s each, ~8 pages/s) that much of the crawl is still queued
+    # Slow enough (10 hosts at 0.6 s each, ~16 pages/s) that much of the crawl is still queued
     # when w4 joins after the kills and the detection: a join near the end may find no host
     # left to take, and the assertion below would test the timing, not the join.
-    cluster.delay = 0.5
+    cluster, single_process_urls = wide_cluster, wide_single_process_urls
+    cluster.delay = 0.6
     coordinator = cluster.start_coordinator()
     for name in ("w1", "w2", "w3"):
         cluster.start_worker(name)
     await cluster.wait_for_pages(10, timeout=30)
     registry = await registry_of(cluster)
     try:
+        # All three registered (a worker slow to start may not be, when the first pages land).
+        deadline = time.monotonic() + 30
+        while {"w1", "w2", "w3"} - {n.node for n in await registry.nodes()}:
+            assert time.monotonic() < deadline, cluster.log("w2")
+            await asyncio.sleep(0.05)
         # The coordinator dies first: a worker (every worker is a standby) takes its duties.
         assert coordinator.poll() is None, cluster.log("coordinator")
         coordinator.send_signal(signal.SIGKILL)
