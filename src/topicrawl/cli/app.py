@@ -16,6 +16,7 @@ from rich.logging import RichHandler
 
 from topicrawl.cli.label import label as label_command
 from topicrawl.cli.label import print_learning
+from topicrawl.cli.options import crawl_overrides, put, read_seeds
 from topicrawl.cli.progress import CrawlProgress, print_summary
 from topicrawl.cli.topics import app as topics_app
 from topicrawl.core.config import load_settings
@@ -75,12 +76,6 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     except TopicrawlError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
-
-
-def _read_seed_file(path: Path) -> list[str]:
-    from topicrawl.sources.seeds import read_seed_file  # noqa: PLC0415
-
-    return list(read_seed_file(path).urls)
 
 
 async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bool) -> CrawlReport:
@@ -155,45 +150,34 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     _setup_logging(log_level)
-    kwargs: dict[str, Any] = {}
-    seeds = list(seed or [])
-    if seeds_file is not None:
-        try:
-            seeds += _read_seed_file(seeds_file)
-        except ConfigError as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(EXIT_CONFIG) from exc
-    _put(kwargs, "seeds", tuple(seeds) or None)
+    try:
+        seeds = read_seeds(seed, seeds_file)
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_CONFIG) from exc
+    kwargs = crawl_overrides(
+        seeds=seeds,
+        topic=topic,
+        strategy=strategy,
+        max_pages=max_pages,
+        concurrency=concurrency,
+        per_host=per_host,
+        delay=delay,
+        ignore_robots=ignore_robots,
+        max_depth=max_depth,
+        allow_domain=allow_domain,
+        include=include,
+        exclude=exclude,
+        db=db,
+    )
     if sitemaps:
         kwargs["sitemaps"] = True
-    _put(kwargs, "feeds", tuple(feed) if feed else None)
-    _put(kwargs, "topics", tuple(topic) if topic else None)
-    _put(kwargs, "strategy", strategy)
-    _put(kwargs, "max_pages", max_pages)
-    _put(kwargs, "concurrency", concurrency)
-    politeness: dict[str, Any] = {}
-    _put(politeness, "per_host", per_host)
-    _put(politeness, "delay", delay)
-    if ignore_robots:
-        politeness["obey_robots"] = False
-    scope: dict[str, Any] = {}
-    _put(scope, "max_depth", max_depth)
-    _put(scope, "allowed_domains", tuple(allow_domain) if allow_domain else None)
-    _put(scope, "include", tuple(include) if include else None)
-    _put(scope, "exclude", tuple(exclude) if exclude else None)
-    _put(kwargs, "politeness", politeness or None)
-    _put(kwargs, "scope", scope or None)
-    _put(kwargs, "frontier", {"kind": frontier} if frontier else None)
-    _put(kwargs, "storage", {"url": db} if db else None)
+    put(kwargs, "feeds", tuple(feed) if feed else None)
+    put(kwargs, "frontier", {"kind": frontier} if frontier else None)
     report = _run(lambda: _crawl(kwargs, config, quiet))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))
     _exit_for(report)
-
-
-def _put(target: dict[str, Any], key: str, value: object) -> None:
-    if value is not None:
-        target[key] = value
 
 
 def _exit_for(report: CrawlReport) -> None:

@@ -22,6 +22,7 @@ from rich.logging import RichHandler
 from rich.table import Table
 from rich.text import Text
 
+from topicrawl.cli.options import crawl_overrides, put, read_seeds
 from topicrawl.core.config import load_settings
 from topicrawl.core.errors import ConfigError, FrontierError, StorageError, TopicrawlError
 
@@ -110,16 +111,6 @@ def _distributed(**overrides: object) -> DistributedSettings:
     return load_distributed(**overrides)
 
 
-def _seeds(seed: list[str] | None, seeds_file: Path | None) -> list[str]:
-    seeds = list(seed or [])
-    if seeds_file is not None:
-        if not seeds_file.is_file():
-            raise ConfigError(f"seed file {seeds_file} does not exist")
-        lines = seeds_file.read_text(encoding="utf-8", errors="replace").splitlines()
-        seeds += [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
-    return seeds
-
-
 def _stop_on_signals(stop: Callable[[], None], message: str | None = None) -> None:
     loop = asyncio.get_running_loop()
     interrupts = 0
@@ -186,31 +177,27 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
 ) -> None:
     """Crawl as one worker of a distributed crawl (Redis frontier, PostgreSQL results)."""
     _setup_logging(log_level)
-    kwargs: dict[str, Any] = {}
     try:
-        seeds = _seeds(seed, seeds_file)
+        seeds = read_seeds(seed, seeds_file)
     except ConfigError as exc:
         err.print(Text(f"error: {exc}", style="red"))
         raise typer.Exit(EXIT_CONFIG) from exc
-    _put(kwargs, "seeds", tuple(seeds) or None)
-    _put(kwargs, "topics", tuple(topic) if topic else None)
-    _put(kwargs, "strategy", strategy)
-    _put(kwargs, "max_pages", max_pages)
-    _put(kwargs, "concurrency", concurrency)
-    politeness: dict[str, Any] = {}
-    _put(politeness, "per_host", per_host)
-    _put(politeness, "delay", delay)
-    if ignore_robots:
-        politeness["obey_robots"] = False
-    scope: dict[str, Any] = {}
-    _put(scope, "max_depth", max_depth)
-    _put(scope, "allowed_domains", tuple(allow_domain) if allow_domain else None)
-    _put(scope, "include", tuple(include) if include else None)
-    _put(scope, "exclude", tuple(exclude) if exclude else None)
-    _put(kwargs, "politeness", politeness or None)
-    _put(kwargs, "scope", scope or None)
-    _put(kwargs, "frontier", {"lease_ttl": lease_ttl} if lease_ttl else None)
-    _put(kwargs, "storage", {"url": db} if db else None)
+    kwargs = crawl_overrides(
+        seeds=seeds,
+        topic=topic,
+        strategy=strategy,
+        max_pages=max_pages,
+        concurrency=concurrency,
+        per_host=per_host,
+        delay=delay,
+        ignore_robots=ignore_robots,
+        max_depth=max_depth,
+        allow_domain=allow_domain,
+        include=include,
+        exclude=exclude,
+        db=db,
+    )
+    put(kwargs, "frontier", {"lease_ttl": lease_ttl} if lease_ttl else None)
     dist = {
         "redis_url": redis,
         "namespace": namespace,
@@ -406,8 +393,3 @@ def nodes_table(
             Text(f"{node.machine[:40]}/{node.pid}"),
         )
     return table
-
-
-def _put(target: dict[str, Any], key: str, value: object) -> None:
-    if value is not None:
-        target[key] = value

@@ -21,8 +21,6 @@ newest first, as Mastodon status JSON, with ``Link`` pagination (``rel="next"``)
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import enum
 import html
 import math
@@ -31,17 +29,18 @@ import threading
 import time
 import zlib
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from types import MappingProxyType, TracebackType
-from typing import Any, Self
+from types import MappingProxyType
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from aiohttp import web as aioweb
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.demoweb.text import LOCAL_NEWS, Topic, Vocabulary, topic_by_id
+from topicrawl.demoweb.threaded import ThreadedServer
 from topicrawl.topics.ahp import HeatWeights, PostEngagement, default_heat_weights, post_heat
 
 __all__ = [
@@ -530,7 +529,7 @@ def _int_param(request: aioweb.Request, name: str, default: int) -> int:
         ) from exc
 
 
-class MicroblogServer:
+class MicroblogServer(ThreadedServer):
     """Serves a :class:`MicroblogWorld` on a loopback address (see the module docstring).
 
     Args:
@@ -543,6 +542,8 @@ class MicroblogServer:
         rate_limit: requests allowed per ``rate_window`` seconds (per client address).
         rate_window: the window, in seconds.
     """
+
+    thread_name = "demo-microblog"
 
     def __init__(
         self,
@@ -636,35 +637,6 @@ class MicroblogServer:
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    @contextlib.contextmanager
-    def run_in_thread(self, *, timeout: float = 30.0) -> Iterator[Self]:
-        """Serve from a background thread with its own event loop, for the block's duration."""
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_forever, name="demo-microblog", daemon=True)
-        thread.start()
-        try:
-            asyncio.run_coroutine_threadsafe(self.start(), loop).result(timeout)
-            yield self
-        finally:
-            try:
-                asyncio.run_coroutine_threadsafe(self.stop(), loop).result(timeout)
-            finally:
-                loop.call_soon_threadsafe(loop.stop)
-                thread.join(timeout)
-                loop.close()
 
     # -- requests ----------------------------------------------------------------------------
 

@@ -7,10 +7,8 @@ import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Self
 
 from aiohttp import web as aioweb
 
@@ -25,6 +23,7 @@ from topicrawl.demoweb.render import (
     robots_txt,
     sitemap_xml,
 )
+from topicrawl.demoweb.threaded import ThreadedServer
 
 __all__ = ["AccessRecord", "DemoWebServer"]
 
@@ -47,7 +46,7 @@ class AccessRecord:
     method: str = "GET"
 
 
-class DemoWebServer:
+class DemoWebServer(ThreadedServer):
     """An aiohttp server for a :class:`DemoWeb`; use ``async with`` or :meth:`run_in_thread`.
 
     All hosts listen on the same port (``port=0``: an ephemeral one, the same for all).
@@ -55,6 +54,8 @@ class DemoWebServer:
     ``log_size`` requests are kept in :meth:`access_log`. Flaky-page counters start at zero
     on every :meth:`start`.
     """
+
+    thread_name = "demoweb"
 
     def __init__(
         self,
@@ -140,37 +141,6 @@ class DemoWebServer:
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    @contextlib.contextmanager
-    def run_in_thread(self, *, timeout: float = 30.0) -> Iterator[Self]:
-        """Serve from a background thread with its own event loop, for the block's duration.
-
-        A crawler on the caller's loop then never shares a loop with the server.
-        """
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=_run_loop, args=(loop,), name="demoweb", daemon=True)
-        thread.start()
-        try:
-            asyncio.run_coroutine_threadsafe(self.start(), loop).result(timeout)
-            yield self
-        finally:
-            try:
-                asyncio.run_coroutine_threadsafe(self.stop(), loop).result(timeout)
-            finally:
-                loop.call_soon_threadsafe(loop.stop)
-                thread.join(timeout)
 
     # -- access log -----------------------------------------------------------------------------
 
@@ -276,13 +246,3 @@ class DemoWebServer:
 
 def _response(status: int, body: bytes, ctype: str) -> aioweb.Response:
     return aioweb.Response(status=status, body=body, headers={"Content-Type": ctype})
-
-
-def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_forever()
-    finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
-        loop.close()

@@ -43,8 +43,10 @@ def single_process_urls(
     server: DemoWebServer, tmp_path_factory: pytest.TempPathFactory
 ) -> set[str]:
     """The URLs a single-process crawl with the same settings stores."""
-    db = tmp_path_factory.mktemp("single") / "crawl.db"
+    return _crawl_alone(server, tmp_path_factory.mktemp("single") / "crawl.db")
 
+
+def _crawl_alone(server: DemoWebServer, db: Path) -> set[str]:
     async def crawl() -> set[str]:
         await run_crawl(crawl_settings(server, str(db)))
         async with open_storage(str(db)) as storage:
@@ -69,14 +71,7 @@ def wide_single_process_urls(
     wide_server: DemoWebServer, tmp_path_factory: pytest.TempPathFactory
 ) -> set[str]:
     """The URLs a single-process crawl of ``wide_server`` stores."""
-    db = tmp_path_factory.mktemp("wide-single") / "crawl.db"
-
-    async def crawl() -> set[str]:
-        await run_crawl(crawl_settings(wide_server, str(db)))
-        async with open_storage(str(db)) as storage:
-            return {page.url async for page in storage.iter_pages()}
-
-    return asyncio.run(crawl())
+    return _crawl_alone(wide_server, tmp_path_factory.mktemp("wide-single") / "crawl.db")
 
 
 @pytest.fixture

@@ -1,0 +1,71 @@
+"""Command-line crawl options turned into settings overrides, shared by `crawl` and `worker`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["crawl_overrides", "put", "read_seeds"]
+
+
+def put(target: dict[str, Any], key: str, value: object) -> None:
+    """Set ``key`` when the option was given (None means: leave the setting alone)."""
+    if value is not None:
+        target[key] = value
+
+
+def _listed(values: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(values) if values else None
+
+
+def read_seeds(seed: list[str] | None, seeds_file: Path | None) -> list[str]:
+    """The --seed URLs, then the seed file's (see :func:`topicrawl.sources.read_seed_file`).
+
+    Raises:
+        ConfigError: the seed file is missing, unreadable, or has bad lines.
+    """
+    seeds = list(seed or [])
+    if seeds_file is not None:
+        from topicrawl.sources.seeds import read_seed_file  # noqa: PLC0415 - lxml via sources
+
+        seeds += read_seed_file(seeds_file).urls
+    return seeds
+
+
+def crawl_overrides(
+    *,
+    seeds: list[str],
+    topic: list[str] | None,
+    strategy: str | None,
+    max_pages: int | None,
+    concurrency: int | None,
+    per_host: int | None,
+    delay: float | None,
+    ignore_robots: bool,
+    max_depth: int | None,
+    allow_domain: list[str] | None,
+    include: list[str] | None,
+    exclude: list[str] | None,
+    db: str | None,
+) -> dict[str, Any]:
+    """Settings overrides for the options `crawl` and `worker` share."""
+    kwargs: dict[str, Any] = {}
+    put(kwargs, "seeds", tuple(seeds) or None)
+    put(kwargs, "topics", _listed(topic))
+    put(kwargs, "strategy", strategy)
+    put(kwargs, "max_pages", max_pages)
+    put(kwargs, "concurrency", concurrency)
+    politeness: dict[str, Any] = {}
+    put(politeness, "per_host", per_host)
+    put(politeness, "delay", delay)
+    if ignore_robots:
+        politeness["obey_robots"] = False
+    scope: dict[str, Any] = {}
+    put(scope, "max_depth", max_depth)
+    put(scope, "allowed_domains", _listed(allow_domain))
+    put(scope, "include", _listed(include))
+    put(scope, "exclude", _listed(exclude))
+    put(kwargs, "politeness", politeness or None)
+    put(kwargs, "scope", scope or None)
+    put(kwargs, "storage", {"url": db} if db else None)
+    return kwargs
