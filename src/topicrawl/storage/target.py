@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -195,6 +197,26 @@ def _sqlite_engine(target: DatabaseTarget, *, busy_timeout: float) -> AsyncEngin
     return engine
 
 
+def _switch_to_wal(cursor: Any, busy_timeout: float) -> Any:
+    """``PRAGMA journal_mode=WAL``, retried while another connection holds the file.
+
+    SQLite answers a journal-mode change with "database is locked" at once, without its busy
+    handler, when another connection opening the same new file at the same moment holds a
+    lock; so several processes starting one crawl together must retry it themselves.
+    """
+    deadline = time.monotonic() + busy_timeout
+    pause = 0.01
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return cursor.fetchone()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
 def _set_pragmas(dbapi_connection: Any, target: DatabaseTarget, busy_timeout: float) -> None:
     """Page size (new files), WAL and its checkpoint interval, NORMAL sync, foreign keys and
     the busy timeout; transactions left to SQLAlchemy."""
@@ -205,8 +227,7 @@ def _set_pragmas(dbapi_connection: Any, target: DatabaseTarget, busy_timeout: fl
     try:
         # Only takes effect on a new, empty file (a WAL database keeps the size it has).
         cursor.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")
-        cursor.execute("PRAGMA journal_mode=WAL")
-        row = cursor.fetchone()
+        row = _switch_to_wal(cursor, busy_timeout)
         if row is None or str(row[0]).lower() != "wal":
             _log.warning(
                 "SQLite database %s could not switch to WAL (journal mode %s): readers "
