@@ -10,7 +10,7 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,9 +106,11 @@ class Cluster:
         redis_port: int | None = None,
         pg_port: int | None = None,
         max_pages: int = 0,
+        wrap: Sequence[str] | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start ``topicrawl worker`` with node id ``name`` (reaching Redis and PostgreSQL
-        through other ports, e.g. proxies, when given)."""
+        through other ports, e.g. proxies, when given; run through ``wrap``, e.g.
+        ``ip netns exec NAME``, when given)."""
         web = self.server.web
         redis_url, db_url = self.redis_url, self.db_url
         if redis_port is not None:
@@ -124,17 +126,22 @@ class Cluster:
             argv += ["--seed", seed]
         for host in web.bases():
             argv += ["--allow-domain", host]
-        return self._start(name, argv)
+        return self._start(name, argv, wrap=wrap)
 
     def start_coordinator(self, name: str = "coordinator") -> subprocess.Popen[bytes]:
         argv = [sys.executable, "-m", "topicrawl.cli", "coordinator", *self._common()]
         argv += ["--interval", "0.2", "--exit-when-done"]
         return self._start(name, argv)
 
-    def _start(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+    def _start(
+        self, name: str, argv: list[str], *, wrap: Sequence[str] | None = None
+    ) -> subprocess.Popen[bytes]:
         with (self.tmp / f"{name}.log").open("wb") as log:
             proc = subprocess.Popen(
-                argv, env={**os.environ, **ENV}, stdout=log, stderr=subprocess.STDOUT
+                [*(wrap or ()), *argv],
+                env={**os.environ, **ENV},
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         self.procs[name] = proc
         return proc

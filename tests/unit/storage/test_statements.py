@@ -26,7 +26,8 @@ def test_chunks_keep_every_row_in_order_in_power_of_two_statements(count: int) -
     for sql, parameters in chunks:
         size = sql.count("(?, ?, ?)")
         assert size * len(COLUMNS) == len(parameters)
-        assert size & (size - 1) == 0 and size <= MAX_ROWS_PER_STATEMENT
+        assert size & (size - 1) == 0
+        assert size <= MAX_ROWS_PER_STATEMENT
     # Full statements first, then falling sizes: at most one of each smaller size.
     sizes = [sql.count("(?, ?, ?)") for sql, _ in chunks]
     assert sizes == sorted(sizes, reverse=True)
