@@ -17,6 +17,11 @@ Two limits keep this safe:
   from when it was queued. Hostile markup can make the HTML parser quadratic; such a page's
   worker is killed, the page fails as a parse error, and the worker's other pages are parsed
   again by a fresh worker, so nothing else is lost.
+
+A worker that dies by itself, or answers with a frame that cannot be read, is replaced the
+same way. Only the page it was working on is suspect: a page that was at the head of two
+workers that died fails as a parse error; pages merely queued behind it are never failed
+for that.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import os
 import pickle
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from topicrawl.core.models import Response
@@ -53,7 +59,8 @@ class _Job:
     body: bytes | str
     charset: str | None
     future: asyncio.Future[ParsedDocument]
-    attempts: int = 0
+    # Workers that died (not killed by the time limit) while parsing this page.
+    deaths: int = 0
 
     @property
     def size(self) -> int:
@@ -68,6 +75,7 @@ class _Worker:
     # When the worker started on its first pending page (its previous answer, or the submit).
     head_since: float = 0.0
     reader: asyncio.Task[None] | None = None
+    # Killed for a page over the time limit (already failed and removed from ``pending``).
     killed: bool = False
 
 
@@ -76,22 +84,33 @@ class PageParser:
 
     Args:
         workers: worker processes; 0 parses on the event loop's thread.
+        command: the worker program (default: this Python running ``topicrawl.parse.worker``);
+            it answers length-prefixed pickled frames as :func:`topicrawl.parse.worker.serve`.
         timeout: seconds one page may take in a worker before the worker is killed.
         max_pending_bytes: body bytes queued to the workers at most; a body larger than this
             is still parsed, alone.
     """
 
     def __init__(
-        self, *, workers: int, timeout: float = 30.0, max_pending_bytes: int = 16_000_000
+        self,
+        *,
+        workers: int,
+        timeout: float = 30.0,
+        max_pending_bytes: int = 16_000_000,
+        command: Sequence[str] | None = None,
     ) -> None:
         if workers < 0:
             raise ValueError(f"workers must be >= 0, got {workers}")
         self._size = workers
+        self._command = (
+            tuple(command) if command else (sys.executable, "-m", "topicrawl.parse.worker")
+        )
         self._timeout = timeout
         self._budget = max_pending_bytes
         self._pending_bytes = 0
         self._room = asyncio.Condition()
         self._workers: list[_Worker] = []
+        self._retired: list[_Worker] = []  # replaced, their reader still finishing
         self._jobs = itertools.count()
         self._starting = asyncio.Lock() if workers else None
 
@@ -158,18 +177,17 @@ class PageParser:
     async def _least_busy(self) -> _Worker:
         assert self._starting is not None
         async with self._starting:
-            self._workers = [
-                w for w in self._workers if w.process.returncode is None and not w.killed
-            ]
+            alive = [w for w in self._workers if w.process.returncode is None and not w.killed]
+            self._retired = [w for w in self._retired if w.reader and not w.reader.done()]
+            self._retired += [w for w in self._workers if w not in alive]
+            self._workers = alive
             while len(self._workers) < self._size:
                 self._workers.append(await self._start())
         return min(self._workers, key=lambda w: len(w.pending))
 
     async def _start(self) -> _Worker:
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "topicrawl.parse.worker",
+            *self._command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
@@ -179,7 +197,6 @@ class PageParser:
 
     def _submit(self, worker: _Worker, job: int, entry: _Job) -> None:
         assert worker.process.stdin is not None
-        entry.attempts += 1
         if not worker.pending:
             worker.head_since = time.monotonic()
         worker.pending[job] = entry
@@ -195,17 +212,27 @@ class PageParser:
             while True:
                 header = await stdout.readexactly(_HEADER_SIZE)
                 payload = await stdout.readexactly(int.from_bytes(header, "big"))
-                job, ok, result = pickle.loads(payload)  # noqa: S301 - our own worker wrote it
+                try:
+                    job, ok, result = pickle.loads(payload)  # noqa: S301 - our own worker
+                    document = unpack(result) if ok else None
+                except Exception:  # any unreadable frame has the same remedy
+                    log.exception(
+                        "parse worker %s sent an unreadable reply; replacing it", worker.process.pid
+                    )
+                    with contextlib.suppress(ProcessLookupError):
+                        worker.process.kill()
+                    break
                 worker.head_since = time.monotonic()
                 entry = worker.pending.pop(job, None)
                 if entry is None or entry.future.done():
                     continue
-                if ok:
-                    entry.future.set_result(unpack(result))
+                if document is not None:
+                    entry.future.set_result(document)
                 else:
                     entry.future.set_exception(ValueError(result))
         except (asyncio.IncompleteReadError, ConnectionError):
-            await self._rescue(worker)
+            pass
+        await self._rescue(worker)
 
     async def _rescue(self, worker: _Worker) -> None:
         """A worker ended: hand its unfinished pages to a fresh worker."""
@@ -219,18 +246,25 @@ class PageParser:
             worker.process.returncode,
             len(orphans),
         )
+        if not worker.killed:
+            # It died by itself: the page it was working on may be what kills it.
+            orphans[0][1].deaths += 1
         for job, entry in orphans:
             if entry.future.done():
                 continue
-            if entry.attempts >= 2 or self._size == 0:
-                # Twice in a worker that died: this page is what kills them.
+            if self._size == 0:
+                entry.future.set_exception(ValueError("the parser was closed"))
+                continue
+            if entry.deaths >= 2:
+                # At the head of two workers that died: this page is what kills them.
                 entry.future.set_exception(ValueError("the parse worker died on this page"))
                 continue
             self._submit(await self._least_busy(), job, entry)
 
     async def close(self) -> None:
         """Stop the workers (their pending pages, if any, fail)."""
-        workers, self._workers = self._workers, []
+        workers, self._workers = self._workers + self._retired, []
+        self._retired = []
         self._size = 0
         for worker in workers:
             if worker.process.stdin is not None:

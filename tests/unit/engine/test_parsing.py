@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +143,39 @@ async def test_bodies_queued_to_workers_stay_within_the_byte_budget() -> None:
     assert len(results) == 30
     assert big.page.title == "Comets"
     assert most == 3 * size
+
+
+def _misbehaving(mode: str, marker: Path) -> list[str]:
+    return [sys.executable, "-m", "tests.unit.engine.misbehaving_worker", mode, str(marker)]
+
+
+async def test_an_unreadable_reply_replaces_the_worker_and_loses_no_page(tmp_path: Path) -> None:
+    parser = PageParser(workers=1, command=_misbehaving("garble", tmp_path / "garbled"))
+    try:
+        results = await asyncio.gather(
+            *(parser(_response(PAGE, f"http://demo.test/{i}")) for i in range(10))
+        )
+        later = await parser(_response(PAGE, "http://demo.test/later"))
+    finally:
+        await parser.close()
+    assert (tmp_path / "garbled").exists()
+    assert [r.page.title for r in results] == ["Comets"] * 10
+    assert later.page.title == "Comets"
+
+
+async def test_only_the_page_that_kills_workers_fails(tmp_path: Path) -> None:
+    # The killer is at the head of each worker it reaches; the pages queued behind it go to a
+    # new worker each time, and none of them may fail for the killer's deaths.
+    parser = PageParser(workers=1, command=_misbehaving("die", tmp_path / "unused"))
+    try:
+        killer = asyncio.create_task(parser(_response(PAGE, "http://demo.test/die")))
+        await asyncio.sleep(0)
+        others = [
+            asyncio.create_task(parser(_response(PAGE, f"http://demo.test/{i}"))) for i in range(10)
+        ]
+        with pytest.raises(ValueError, match="died on this page"):
+            await killer
+        results = await asyncio.gather(*others)
+    finally:
+        await parser.close()
+    assert [r.page.title for r in results] == ["Comets"] * 10
