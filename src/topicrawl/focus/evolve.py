@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -237,6 +238,7 @@ class UpdateSettings:
     min_lift: float = 2.0
     max_features: int = 30
     keyword_floor: float = 0.1
+    query: Literal["initial", "current"] = "current"
 
     def __post_init__(self) -> None:
         if min(self.alpha, self.beta, self.gamma) < 0.0 or self.alpha + self.beta <= 0.0:
@@ -245,6 +247,8 @@ class UpdateSettings:
             raise ConfigError("new_features must be >= 0 and max_features >= 1")
         if not (0.0 <= self.min_share <= 1.0 and 0.0 <= self.keyword_floor <= 1.0):
             raise ConfigError("min_share and keyword_floor must be in [0, 1]")
+        if self.query not in ("initial", "current"):
+            raise ConfigError(f"Rocchio query must be 'initial' or 'current', not {self.query!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +270,7 @@ def update_topic(
     settings: UpdateSettings,
     rng: np.random.Generator,
     background: Callable[[int], float] | None = None,
+    initial: Mapping[int, float] | None = None,
 ) -> TopicUpdate:
     """Update a topic vector from pseudo-relevance feedback.
 
@@ -273,7 +278,10 @@ def update_topic(
     top-N relevant pages; ``background`` gives a term's share of the collection, for the
     lift test of :func:`new_features`); the GA searches their weights for the best mean
     cosine to the positives; its best vector is the positive centroid of a Rocchio step away
-    from the centroid of ``negatives``.
+    from the centroid of ``negatives``. The step's query term is the user's ``initial``
+    vector when ``settings.query`` is ``"initial"`` (textbook Rocchio: updates do not
+    compound, so the vector cannot drift step by step toward one sub-topic), else the
+    current ``weights``; the GA starts from the current weights either way.
     """
     if not positives:
         raise ValueError("a topic update needs at least one feedback page")
@@ -293,8 +301,9 @@ def update_topic(
     current = np.array([weights.get(t, 0.0) / top if top > 0 else 0.0 for t in features])
     result = evolve(matrix[:, order], norms, current[order], settings=settings.ga, rng=rng)
     positive = {features[int(i)]: float(g) for i, g in zip(order, result.best, strict=True)}
+    query = initial if settings.query == "initial" and initial is not None else weights
     moved = rocchio(
-        weights,
+        query,
         positive,
         centroid(negatives),
         alpha=settings.alpha,

@@ -447,6 +447,7 @@ class FocusedStrategy(_Scoring):
             settings=self._update,
             rng=self._ga_random,
             background=self._document_share,
+            initial=topic.initial_weights,
         )
         # Re-tune: the same share of recent pages as before stays over the threshold.
         others = [t.weights for t in self.scorer.topics]

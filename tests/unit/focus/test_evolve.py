@@ -183,3 +183,28 @@ def test_new_features_rank_by_weight_and_need_lift_over_the_collection() -> None
     assert new_features(
         set(), feedback, count=5, min_share=0.5, background=shares.__getitem__, min_lift=2.0
     ) == [8]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"), [("current", {0: 1.0, 1: 1.0}), ("initial", {0: 1.0})]
+)
+def test_the_rocchio_query_term_is_the_current_or_the_initial_vector(
+    query: str, expected: dict[int, float]
+) -> None:
+    # No feedback or negative term (beta = gamma = 0): the step returns its query term, which
+    # is the drifted vector {0, 1} or the user's {0}.
+    update = update_topic(
+        {0: 1.0, 1: 1.0},
+        [{0: 1.0, 1: 1.0}],
+        [],
+        keyword_ids={0},
+        settings=UpdateSettings(alpha=1.0, beta=0.0, gamma=0.0, new_features=0, query=query),  # type: ignore[arg-type]
+        rng=np.random.default_rng(0),
+        initial={0: 1.0},
+    )
+    assert update.weights == pytest.approx(expected)
+
+
+def test_an_unknown_rocchio_query_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="Rocchio query"):
+        UpdateSettings(query="original")  # type: ignore[arg-type]
