@@ -179,7 +179,8 @@ class Coordinator:
         expired = await self._frontier.reclaim_expired()
         dead: list[str] = []
         released = 0
-        for node in await self._registry.nodes():
+        nodes = await self._registry.nodes()
+        for node in nodes:
             if (
                 node.state is NodeState.ALIVE
                 and node.late
@@ -188,6 +189,14 @@ class Coordinator:
                 dead.append(node.node)
                 released += await self._frontier.release_node(node.node)
                 log.warning("node %s missed its heartbeat: declared dead", node.node)
+        # Declaring and releasing are two steps: a coordinator that died between them left a
+        # dead node's leases out. Whoever leads next puts them back now, not at lease expiry.
+        earlier = [n.node for n in nodes if n.state is NodeState.DEAD and n.node not in dead]
+        if earlier:
+            for node_id, count in (await self._frontier.lease_counts(earlier)).items():
+                if count:
+                    released += await self._frontier.release_node(node_id)
+                    log.warning("dead node %s still held %d leases: put back", node_id, count)
         joined, moved = await self.rebalance()
         return RoundReport(
             led=True,

@@ -607,6 +607,18 @@ class RedisFrontier:
 
         return await self._call(read)
 
+    async def lease_counts(self, nodes: Sequence[str]) -> dict[str, int]:
+        """How many leases each of ``nodes`` holds."""
+
+        async def count_all(client: Redis) -> list[int]:
+            async with client.pipeline(transaction=False) as pipe:
+                for node in nodes:
+                    pipe.scard(f"{self.prefix}nl:{node}")
+                return [int(n) for n in await pipe.execute()]
+
+        counts = await self._call(count_all)
+        return dict(zip(nodes, counts, strict=True))
+
     async def host_counts(self, nodes: Sequence[str]) -> dict[str, int]:
         """How many hosts each of ``nodes`` holds."""
 

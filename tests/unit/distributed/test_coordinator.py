@@ -137,6 +137,26 @@ async def test_a_dead_nodes_leases_and_hosts_go_to_the_live_nodes(crawl: Crawl) 
     assert sorted(lease.request.url for lease in popped) == sorted(f"http://{h}/" for h in hosts)
 
 
+async def test_leases_of_a_node_declared_dead_by_a_coordinator_that_then_died_come_back(
+    crawl: Crawl,
+) -> None:
+    n1 = await crawl.node("n1")
+    coordinator = crawl.coordinator("c", lock_ttl=TIMEOUT)  # its lock lapses when it dies
+    await coordinator.round()
+    await n1.push([Request(url=f"http://h{i}.test/") for i in range(5)])
+    leases = [lease for _ in range(10) if (lease := await n1.pop()) is not None]
+    assert leases
+    await asyncio.sleep(TIMEOUT + 0.2)
+    # The first step of a round only (declared dead), as if its coordinator died then.
+    assert await crawl.registry.mark_dead("n1")
+    assert await n1.in_flight() == len(leases)
+    report = await crawl.coordinator("standby").round()
+    assert report.dead == ()  # already declared
+    assert report.released_leases == len(leases)
+    assert await n1.in_flight() == 0
+    assert (await crawl.coordinator("standby").round()).released_leases == 0
+
+
 async def test_a_joining_node_receives_its_share_at_once(crawl: Crawl) -> None:
     n1 = await crawl.node("n1")
     coordinator = crawl.coordinator("c")
