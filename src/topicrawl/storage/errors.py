@@ -37,8 +37,9 @@ DATABASE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 # SQLSTATEs worth retrying: connection exceptions (class 08), the server shutting down or
-# killing our backend (57P01-57P03), too many connections, serialization failure, deadlock.
-_TRANSIENT_SQLSTATES = {"57P01", "57P02", "57P03", "53300", "40001", "40P01"}
+# killing our backend (57P01-57P03), too many connections, serialization failure, deadlock,
+# and a session the server ended for idling inside a transaction (25P03).
+_TRANSIENT_SQLSTATES = {"57P01", "57P02", "57P03", "53300", "40001", "40P01", "25P03"}
 _CLOSED_MARKERS = ("connection is closed", "connection was closed", "connection reset")
 _LOCKED_MARKERS = ("database is locked", "database table is locked")
 _CORRUPT_MARKERS = (

@@ -127,6 +127,20 @@ def _postgres_target(url: str) -> DatabaseTarget:
     )
 
 
+# Server settings of every PostgreSQL session, so a writer cut off by a network partition does
+# not hold its row locks (and stall every other worker's upsert of those URLs) for as long as
+# the partition lasts. Our write transactions send their statements back to back, so a
+# session idle inside one for 15 s has lost its client: the server ends it and rolls back.
+# Keepalives end a session whose client went silent mid-statement within about 10 + 5 * 3 s
+# (the server's default is 2 h).
+_PG_SESSION = {
+    "idle_in_transaction_session_timeout": "15000",
+    "tcp_keepalives_idle": "10",
+    "tcp_keepalives_interval": "5",
+    "tcp_keepalives_count": "3",
+}
+
+
 def create_engine(
     target: DatabaseTarget, *, busy_timeout: float, connect_timeout: float
 ) -> AsyncEngine:
@@ -141,7 +155,7 @@ def create_engine(
         return _sqlite_engine(target, busy_timeout=busy_timeout)
     connect_args: dict[str, Any] = {
         "timeout": connect_timeout,
-        "server_settings": {"application_name": target.application_name},
+        "server_settings": {"application_name": target.application_name, **_PG_SESSION},
     }
     if target.schema is not None:
         connect_args["server_settings"]["search_path"] = target.schema
