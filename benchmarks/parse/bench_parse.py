@@ -1,4 +1,4 @@
-"""Measure parse_html per page on real documentation sites (the Java 17 API docs, the Python docs).
+"""Measure HTML parsing per page on real documentation sites (the Java 17 API docs, Python docs).
 
 Run ``bash /work/shared/bench/docsweb.sh start`` once (it installs the docs), then::
 
@@ -6,6 +6,13 @@ Run ``bash /work/shared/bench/docsweb.sh start`` once (it installs the docs), th
     .venv/bin/python benchmarks/parse/bench_parse.py --pages 0       # every page
     .venv/bin/python benchmarks/parse/bench_parse.py --cold          # URL caches emptied per page
     .venv/bin/python benchmarks/parse/bench_parse.py --profile 300   # cProfile of 300 pages
+    .venv/bin/python benchmarks/parse/bench_parse.py --body          # parse_body on the bytes
+    .venv/bin/python benchmarks/parse/bench_parse.py --largest 38    # the 38 largest pages
+
+``--body`` times what a parse worker does per page (:func:`topicrawl.parse.worker.parse_body`
+on the raw bytes: decode, parse, content hash) instead of parse_html on decoded text.
+``--just-parse`` and ``--just-load`` print no timings: run under
+``valgrind --tool=callgrind``, the difference of their instruction counts is the parsing's.
 
 Pages are read and decoded before timing; each is given the URL it has on the local docs web
 (see docsweb.sh), so relative links resolve as in a crawl. Pages run in a shuffled order, one
@@ -34,6 +41,7 @@ from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 from topicrawl.parse import html as parse_module
 from topicrawl.parse import urls as urls_module
 from topicrawl.parse.html import parse_html
+from topicrawl.parse.worker import parse_body
 
 SITES = {
     "java17-api": (Path("/usr/share/doc/openjdk-17-jre-headless/api"), "http://127.0.0.11:8080/"),
@@ -56,18 +64,23 @@ class Result:
     lexbor_mean_ms: float
 
 
-def load(site: str, limit: int, seed: int) -> list[tuple[str, str]]:
+def load(site: str, limit: int, seed: int, *, largest: int = 0) -> list[tuple[str, str, bytes]]:
+    """(url, text, body) of ``limit`` random pages of the site (0: all), or of its largest."""
     root, prefix = SITES[site]
     if not root.is_dir():
         sys.exit(f"{root} is missing: run `bash /work/shared/bench/docsweb.sh start` first")
     files = sorted(root.rglob("*.html"))
     random.Random(seed).shuffle(files)
-    if limit:
+    if largest:
+        files = sorted(files, key=lambda path: path.stat().st_size, reverse=True)[:largest]
+        random.Random(seed).shuffle(files)
+    elif limit:
         files = files[:limit]
     pages = []
     for path in files:
-        html = path.read_bytes().decode("utf-8", "replace")
-        pages.append((prefix + path.relative_to(root).as_posix(), html))
+        body = path.read_bytes()
+        html = body.decode("utf-8", "replace")
+        pages.append((prefix + path.relative_to(root).as_posix(), html, body))
     return pages
 
 
@@ -77,22 +90,28 @@ def clear_caches() -> None:
     urls_module._canonicalize_slow.cache_clear()
 
 
-def measure(site: str, pages: list[tuple[str, str]], *, cold: bool = False) -> Result:
+def measure(
+    site: str, pages: list[tuple[str, str, bytes]], *, cold: bool = False, body: bool = False
+) -> Result:
     times: list[float] = []
     links = 0
     text = 0
     gc.collect()
     clear_caches()
-    for url, html in pages:
+    for url, html, raw in pages:
         if cold:
             clear_caches()
-        start = time.process_time()
-        parsed = parse_html(html, url=url)
+        if body:
+            start = time.process_time()
+            parsed = parse_body(raw, url).page
+        else:
+            start = time.process_time()
+            parsed = parse_html(html, url=url)
         times.append(time.process_time() - start)
         links += len(parsed.links)
         text += len(parsed.text)
     lexbor = 0.0  # the bare Lexbor parse of the same pages, for scale
-    for _, html in pages:
+    for _, html, _ in pages:
         start = time.process_time()
         LexborHTMLParser(html, options=LexborDocumentOptions.WO_EVENTS)
         lexbor += time.process_time() - start
@@ -107,7 +126,7 @@ def measure(site: str, pages: list[tuple[str, str]], *, cold: bool = False) -> R
         max_ms=times_ms[-1],
         pages_per_s=n / sum(times),
         links_per_page=links / n,
-        kb_per_page=sum(len(h) for _, h in pages) / n / 1024,
+        kb_per_page=sum(len(raw) for _, _, raw in pages) / n / 1024,
         text_kchars_per_page=text / n / 1000,
         lexbor_mean_ms=lexbor / n * 1000,
     )
@@ -120,16 +139,32 @@ def main() -> None:
     parser.add_argument("--sites", nargs="+", default=list(SITES), choices=list(SITES))
     parser.add_argument("--cold", action="store_true", help="empty the URL caches per page")
     parser.add_argument("--profile", type=int, default=0, help="profile N pages of the first site")
+    parser.add_argument("--body", action="store_true", help="time parse_body on the raw bytes")
+    parser.add_argument("--largest", type=int, default=0, help="the N largest pages per site")
+    parser.add_argument("--just-parse", action="store_true", help="parse, print nothing")
+    parser.add_argument("--just-load", action="store_true", help="only load the pages")
     args = parser.parse_args()
 
+    def run(pages: list[tuple[str, str, bytes]]) -> None:
+        for url, html, raw in pages:
+            if args.body:
+                parse_body(raw, url)
+            else:
+                parse_html(html, url=url)
+
     if args.profile:
-        pages = load(args.sites[0], args.profile, args.seed)
+        pages = load(args.sites[0], args.profile, args.seed, largest=args.largest)
         profiler = cProfile.Profile(time.process_time)
         profiler.enable()
-        for url, html in pages:
-            parse_html(html, url=url)
+        run(pages)
         profiler.disable()
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        return
+    if args.just_parse or args.just_load:
+        for site in args.sites:
+            pages = load(site, args.pages, args.seed, largest=args.largest)
+            if args.just_parse:
+                run(pages)
         return
 
     print(
@@ -138,7 +173,8 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for site in args.sites:
-        r = measure(site, load(site, args.pages, args.seed), cold=args.cold)
+        pages = load(site, args.pages, args.seed, largest=args.largest)
+        r = measure(site, pages, cold=args.cold, body=args.body)
         print(
             f"| {r.site} | {r.pages} | {r.kb_per_page:.1f} | {r.mean_ms:.3f} | "
             f"{r.median_ms:.3f} | {r.p99_ms:.2f} | {r.max_ms:.1f} | {r.pages_per_s:.0f} | "

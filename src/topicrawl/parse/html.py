@@ -43,12 +43,7 @@ import re
 from functools import lru_cache
 from urllib.parse import urljoin
 
-from selectolax.lexbor import (
-    LexborAttributes,
-    LexborDocumentOptions,
-    LexborHTMLParser,
-    LexborNode,
-)
+from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
 
 from topicrawl.core.models import Link, ParsedPage
 from topicrawl.parse.urls import canonicalize
@@ -102,7 +97,6 @@ _HEAD_IDS = _tag_ids(["title", "base", "meta", "link"])
 (_BASE_ID,) = _tag_ids(["base"])
 (_META_ID,) = _tag_ids(["meta"])
 
-_ROOT_BLOCK = -1  # block key of links with no container ancestor
 _SEP = "\x00"  # between text nodes in the raw text; the parser never leaves NUL in text
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -168,15 +162,16 @@ def parse_html(html: str, *, url: str) -> ParsedPage:
 
 
 def _collapse_lines(raw: str) -> str:
-    """Collapse whitespace within lines; ``_SEP`` marks block boundaries, which become lines."""
-    text = " ".join(raw.split())
-    text = text.replace(" " + _SEP, _SEP).replace(_SEP + " ", _SEP)
-    while _SEP + _SEP in text:
-        text = text.replace(_SEP + _SEP, _SEP)
-    text = text.strip(_SEP)
+    """Collapse whitespace within lines; ``_SEP`` marks block boundaries, which become lines.
+
+    Each piece between separators becomes one line, its whitespace runs collapsed to a space;
+    empty lines are dropped. The maps and the filter run in C: a Python loop over the lines,
+    or replacing in the whole text, costs more.
+    """
+    text = "\n".join(filter(None, map(" ".join, map(str.split, raw.split(_SEP)))))
     if len(text) > MAX_TEXT_CHARS:
-        text = text[:MAX_TEXT_CHARS].rstrip(_SEP + " ")
-    return text.replace(_SEP, "\n")
+        text = text[:MAX_TEXT_CHARS].rstrip("\n ")
+    return text
 
 
 def _collapse(text: str, limit: int) -> str:
@@ -249,7 +244,9 @@ def _resolve_in_directory(base_dir: str, href: str) -> str | None:
         return _NEEDS_BASE  # no path to resolve: urljoin keeps the base's path (and query)
     if not base_dir:
         return None
-    return _canonical_join(base_dir, href)
+    # Not through _absolute_cached: the caller caches this very resolution, by the same keys
+    # less the cleaning; a second cache would cost a lookup and an entry per miss for nothing.
+    return _absolute(base_dir, href)
 
 
 def _clean_href(href: str) -> str:
@@ -312,15 +309,14 @@ def _join(base: str, href: str) -> str:
         ups = 0
         while path.startswith("../", 3 * ups):
             ups += 1
-        rest = path[3 * ups :]
-        if not _DOT_SEGMENT.search(rest):
+        rest = path[3 * ups :] if ups else path
+        # A dot segment starts the path or follows a "/": the regex only runs when one may.
+        if not ((rest.startswith(".") or "/." in rest) and _DOT_SEGMENT.search(rest)):
             if rest.startswith("/"):
                 joined = origin + rest
             else:
-                for _ in range(ups):
-                    if base_path == "/":
-                        break
-                    base_path = base_path[: base_path.rindex("/", 0, -1) + 1]
+                if ups:  # up that many directories, and no further than the root
+                    base_path = base_path.rsplit("/", ups + 1)[0] + "/"
                 joined = origin + base_path + rest
             return f"{joined}?{query}" if query else joined
     if path[0] == "/":
@@ -419,40 +415,37 @@ class _Block:
         return self._joined
 
 
-class _Occurrence:
-    """The merged occurrences of one URL on a page."""
-
-    __slots__ = ("anchor", "block", "nofollow")
-
-    def __init__(self, anchor: str, block: _Block, nofollow: bool) -> None:
-        self.anchor = anchor
-        self.block = block
-        self.nofollow = nofollow
+# The merged occurrences of one URL on a page: the longest anchor text, the block of the
+# first occurrence, and whether every occurrence is nofollow. A tuple, replaced on the rare
+# change, costs less per anchor than an object with attributes.
+_Occurrence = tuple[str, _Block, bool]
+_new_tuple = tuple.__new__  # Link(...) runs a Python-level __new__; this builds the same tuple
 
 
 class _LinkCollector:
     """Resolves, de-duplicates and groups into blocks the anchors of one page."""
 
-    __slots__ = ("_block_of_node", "_resolver")
+    __slots__ = ("_block_of_node", "_resolver", "_root_block")
 
     def __init__(self, resolver: _Resolver) -> None:
         self._resolver = resolver
-        self._block_of_node: dict[int, int] = {}
+        # mem_id of an element -> the block of the links under it (memoised up to the block
+        # container); the links that no container encloses share the root block.
+        self._block_of_node: dict[int, _Block] = {}
+        self._root_block = _Block()
 
     def collect(self, anchors: list[LexborNode], *, page_nofollow: bool) -> tuple[Link, ...]:
         found: dict[str, _Occurrence] = {}  # by URL, in order of first occurrence
         urls: dict[str, str | None] = {}  # href as written -> URL; pages repeat their hrefs
-        blocks: dict[int, _Block] = {}  # by block key
         numbered = 0  # blocks that hold a link
         memo = self._block_of_node
         resolve = self._resolver.resolve
         # The loop is the hot spot of parsing: it runs once per anchor, so it calls as few
-        # functions as it can.
+        # functions as it can. Each selectolax property builds Python objects: one
+        # ``attributes`` dict costs less than ``attrs`` plus a lookup per name (a missing
+        # name raises KeyError inside ``attrs.get``).
         for node in anchors[:_MAX_ANCHORS_SCANNED]:
-            parent = node.parent
-            if parent is None:  # inside a dropped element
-                continue
-            attrs = node.attrs
+            attrs = node.attributes
             href = attrs.get("href")
             if not href:
                 continue
@@ -469,19 +462,24 @@ class _LinkCollector:
                 url = urls[href] = resolve(href)
             if url is None:
                 continue
-            anchor = " ".join(node.text(separator=" ")[:_MAX_RAW_ANCHOR_CHARS].split())
+            parent = node.parent
+            if parent is None:  # inside a dropped element
+                continue
+            anchor = node.text(separator=" ")
+            # Most anchor texts are one word, with no whitespace to collapse: the space is the
+            # only whitespace character that isprintable() accepts.
+            if " " in anchor or not anchor.isprintable():
+                anchor = " ".join(anchor[:_MAX_RAW_ANCHOR_CHARS].split())
             if not anchor:
                 anchor = _fallback_anchor_text(node, attrs)
             elif len(anchor) > MAX_ANCHOR_CHARS:
                 anchor = anchor[:MAX_ANCHOR_CHARS].rstrip()
             rel = attrs.get("rel")
             nofollow = rel is not None and "nofollow" in rel.lower().split()
-            key = memo.get(parent.mem_id)
-            if key is None:
-                key = self._block_key(parent)
-            block = blocks.get(key)
+            key = parent.mem_id
+            block = memo.get(key)
             if block is None:
-                block = blocks[key] = _Block()
+                block = self._block_of(parent, key)
             if anchor and block.length < MAX_BLOCK_TEXT_CHARS and anchor not in block.texts:
                 block.texts[anchor] = None
                 block.length += len(anchor) + len(_BLOCK_SEPARATOR)
@@ -491,48 +489,48 @@ class _LinkCollector:
                     if block.number < 0:
                         block.number = numbered
                         numbered += 1
-                    found[url] = _Occurrence(anchor, block, nofollow)
+                    found[url] = (anchor, block, nofollow)
                 continue
-            if len(anchor) > len(seen.anchor):
-                seen.anchor = anchor
-            if seen.nofollow and not nofollow:
-                seen.nofollow = False
-        # Positional arguments: with keywords a frozen dataclass takes half as long again to
-        # build, and a page can have thousands of links.
+            seen_anchor, seen_block, seen_nofollow = seen
+            if len(anchor) > len(seen_anchor) or (seen_nofollow and not nofollow):
+                if len(anchor) > len(seen_anchor):
+                    seen_anchor = anchor
+                found[url] = (seen_anchor, seen_block, seen_nofollow and nofollow)
         return tuple(
-            Link(
-                url,
-                seen.anchor,
-                seen.block.number,
-                seen.block.text(),
-                page_nofollow or seen.nofollow,
-            )
-            for url, seen in found.items()
+            _new_tuple(Link, (url, anchor, block.number, block.text(), page_nofollow or nofollow))
+            for url, (anchor, block, nofollow) in found.items()
         )
 
-    def _block_key(self, parent: LexborNode) -> int:
-        """The ``mem_id`` of the block container at or above ``parent``, memoised on the way."""
+    def _block_of(self, parent: LexborNode, key: int) -> _Block:
+        """The block of the links in ``parent`` (whose ``mem_id`` is ``key``, not memoised yet).
+
+        It is that of the nearest block container at or above ``parent``; the elements
+        passed on the way are memoised.
+        """
         memo = self._block_of_node
         passed: list[int] = []
-        block = _ROOT_BLOCK
-        ancestor: LexborNode | None = parent
-        while ancestor is not None:
+        ancestor = parent
+        while True:
+            if ancestor.tag_id in _BLOCK_IDS:
+                block = memo[key] = _Block()
+                break
+            passed.append(key)
+            above = ancestor.parent
+            if above is None:
+                block = self._root_block
+                break
+            ancestor = above
             key = ancestor.mem_id
             known = memo.get(key)
             if known is not None:
                 block = known
                 break
-            if ancestor.tag_id in _BLOCK_IDS:
-                block = memo[key] = key
-                break
-            passed.append(key)
-            ancestor = ancestor.parent
         for key in passed:
             memo[key] = block
         return block
 
 
-def _fallback_anchor_text(node: LexborNode, attrs: LexborAttributes) -> str:
+def _fallback_anchor_text(node: LexborNode, attrs: dict[str, str | None]) -> str:
     """For an anchor without text: the alt text of its image (or an area's own), or its title."""
     alt = attrs.get("alt")
     if not alt and node.tag_id == _A_ID:

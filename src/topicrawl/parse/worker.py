@@ -15,14 +15,15 @@ carry data this crawler's own processes wrote, so unpickling them is safe.
 
 from __future__ import annotations
 
+import gc
 import pickle
 import struct
 import sys
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, NamedTuple, cast
 
 from topicrawl.core.models import Link, ParsedPage
 from topicrawl.parse.charset import decode_body
-from topicrawl.parse.content import content_hash
+from topicrawl.parse.content import content_hash_of_lines
 from topicrawl.parse.html import parse_html
 
 __all__ = [
@@ -40,10 +41,11 @@ __all__ = [
 HEADER = struct.Struct(">I")
 
 # What pack() makes: ParsedPage's fields with links as plain tuples, then digest and encoding.
+_PackedLinks = tuple[tuple[str, str, int, str, bool], ...]
 Packed = tuple[
     str,
     str,
-    tuple[tuple[str, str, int, str, bool], ...],
+    _PackedLinks,
     str | None,
     str | None,
     bool,
@@ -72,14 +74,26 @@ def parse_body(body: bytes | str, url: str, *, charset: str | None = None) -> Pa
     else:
         decoded = decode_body(body, declared=charset)
         html, encoding = decoded.text, decoded.encoding
-    page = parse_html(html, url=url)
-    return ParsedDocument(page, content_hash(page.text) if page.text else None, encoding)
+    # Parsing makes a Python object per element, anchor and attribute set, and none of them
+    # forms a reference cycle; the cyclic garbage collector, which runs every 700 allocations
+    # and walks the long lists of nodes again, is held off until the page is parsed.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        page = parse_html(html, url=url)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    # parse_html's text is lines of single-spaced words, which content_hash_of_lines needs.
+    digest = content_hash_of_lines(page.text) if page.text else None
+    return ParsedDocument(page, digest, encoding)
 
 
 def pack(doc: ParsedDocument) -> Packed:
     """A parsed document as plain tuples (cheap to pickle and unpickle)."""
     p = doc.page
-    links = tuple((ln.url, ln.anchor, ln.block, ln.block_text, ln.nofollow) for ln in p.links)
+    # A Link is a tuple of its fields in this order: copying it makes the plain tuple.
+    links = cast("_PackedLinks", tuple(map(tuple, p.links)))
     return (p.title, p.text, links, p.lang, p.canonical, p.noindex, p.nofollow, *doc[1:])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicrawl.parse.content import content_hash, normalise_text
+from topicrawl.parse.content import content_hash, content_hash_of_lines, normalise_text
 
 
 def test_normalise_text() -> None:
@@ -47,3 +47,16 @@ def test_hash_ignores_whitespace_layout(text: str, spacing: str) -> None:
 def test_any_text_hashes(text: str) -> None:
     assert len(content_hash(text)) == 32
     assert normalise_text(normalise_text(text)) == normalise_text(text)
+
+
+@given(st.text(alphabet=st.characters(codec=None, categories=None)))
+def test_hash_of_lines_equals_content_hash_on_text_in_lines(text: str) -> None:
+    # Any text made into parse_html's form: non-empty lines of single-spaced words.
+    lines = "\n".join(filter(None, (" ".join(part.split()) for part in text.split("\x00"))))
+    if lines:
+        assert content_hash_of_lines(lines) == content_hash(lines)
+
+
+def test_hash_of_lines_on_the_characters_its_shortcuts_are_about() -> None:
+    for lines in ("Straße\nSTRASSE", "A … B\nx™", "ΣΑΣ σας", "\u00b4 acute", "ﬁne Ｆｕｌｌ"):
+        assert content_hash_of_lines(lines) == content_hash(lines)
