@@ -609,23 +609,17 @@ class RedisFrontier:
 
     async def lease_counts(self, nodes: Sequence[str]) -> dict[str, int]:
         """How many leases each of ``nodes`` holds."""
-
-        async def count_all(client: Redis) -> list[int]:
-            async with client.pipeline(transaction=False) as pipe:
-                for node in nodes:
-                    pipe.scard(f"{self.prefix}nl:{node}")
-                return [int(n) for n in await pipe.execute()]
-
-        counts = await self._call(count_all)
-        return dict(zip(nodes, counts, strict=True))
+        return await self._set_sizes("nl", nodes)
 
     async def host_counts(self, nodes: Sequence[str]) -> dict[str, int]:
         """How many hosts each of ``nodes`` holds."""
+        return await self._set_sizes("hosts", nodes)
 
+    async def _set_sizes(self, kind: str, nodes: Sequence[str]) -> dict[str, int]:
         async def count_all(client: Redis) -> list[int]:
             async with client.pipeline(transaction=False) as pipe:
                 for node in nodes:
-                    pipe.scard(f"{self.prefix}hosts:{node}")
+                    pipe.scard(f"{self.prefix}{kind}:{node}")
                 return [int(n) for n in await pipe.execute()]
 
         counts = await self._call(count_all)

@@ -18,8 +18,9 @@ import asyncpg
 from redis.asyncio import Redis
 
 from topicrawl.core.config import CrawlSettings
-from topicrawl.demoweb import DemoWebServer
+from topicrawl.demoweb import DemoWeb, DemoWebServer
 from topicrawl.demoweb.truth import CrawlRules, expected_crawl
+from topicrawl.engine import open_storage, run_crawl
 
 MAX_DEPTH = 6
 ENV = {
@@ -47,6 +48,25 @@ def crawl_settings(server: DemoWebServer, db: str, **extra: object) -> CrawlSett
     }
     options.update(extra)
     return CrawlSettings(**options)  # type: ignore[arg-type]
+
+
+def serve_demo_web(*, seed: int, hosts: int, pages_per_host: int) -> Iterator[DemoWebServer]:
+    """A demo web served in a thread (for a module-scoped fixture to yield from)."""
+    web = DemoWeb.generate(seed=seed, hosts=hosts, pages_per_host=pages_per_host)
+    demo = DemoWebServer(web, slow_delay=0.5)
+    with demo.run_in_thread():
+        yield demo
+
+
+def crawl_alone(server: DemoWebServer, db: Path) -> set[str]:
+    """The URLs a single-process crawl under :func:`crawl_settings` stores."""
+
+    async def crawl() -> set[str]:
+        await run_crawl(crawl_settings(server, str(db)))
+        async with open_storage(str(db)) as storage:
+            return {page.url async for page in storage.iter_pages()}
+
+    return asyncio.run(crawl())
 
 
 def expected_urls(server: DemoWebServer) -> set[str]:

@@ -17,12 +17,11 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.conftest import IN_CI
-from tests.integration.distributed.harness import Cluster, crawl_settings
+from tests.integration.distributed.harness import Cluster, crawl_alone, serve_demo_web
 from tests.integration.distributed.netns import NetnsError, NetworkNamespace, unavailable
 from tests.integration.distributed.test_workers import assert_complete, registry_of
-from topicrawl.demoweb import DemoWeb, DemoWebServer
+from topicrawl.demoweb import DemoWebServer
 from topicrawl.distributed import NodeRegistry, NodeState
-from topicrawl.engine import open_storage, run_crawl
 
 DELAY = 0.5  # per host: 6 hosts make ~12 pages/s, so much of the crawl is left after the cut
 PARTITION = 6.0  # seconds at least: past the heartbeat timeout, and the fetch and Redis ones
@@ -36,10 +35,7 @@ class WritesStalled(AssertionError):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[DemoWebServer]:
-    web = DemoWeb.generate(seed=13, hosts=6, pages_per_host=12)
-    demo = DemoWebServer(web, slow_delay=0.5)
-    with demo.run_in_thread():
-        yield demo
+    yield from serve_demo_web(seed=13, hosts=6, pages_per_host=12)
 
 
 @pytest.fixture(scope="module")
@@ -47,14 +43,7 @@ def single_process_urls(
     server: DemoWebServer, tmp_path_factory: pytest.TempPathFactory
 ) -> set[str]:
     """The URLs a single-process crawl with the same settings stores."""
-    db = tmp_path_factory.mktemp("single") / "crawl.db"
-
-    async def crawl() -> set[str]:
-        await run_crawl(crawl_settings(server, str(db)))
-        async with open_storage(str(db)) as storage:
-            return {page.url async for page in storage.iter_pages()}
-
-    return asyncio.run(crawl())
+    return crawl_alone(server, tmp_path_factory.mktemp("single") / "crawl.db")
 
 
 @pytest.fixture

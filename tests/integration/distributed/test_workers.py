@@ -18,24 +18,21 @@ from redis.asyncio import Redis
 from tests.integration.distributed.harness import (
     Cluster,
     closest_requests,
-    crawl_settings,
+    crawl_alone,
     expected_urls,
     refetched,
+    serve_demo_web,
 )
 from tests.unit.distributed.proxy import CuttableProxy
-from topicrawl.demoweb import DemoWeb, DemoWebServer
+from topicrawl.demoweb import DemoWebServer
 from topicrawl.distributed import NodeRegistry, NodeState
-from topicrawl.engine import open_storage, run_crawl
 
 DELAY = 0.2  # the per-host delay of the politeness crawl
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[DemoWebServer]:
-    web = DemoWeb.generate(seed=11, hosts=4, pages_per_host=12)
-    demo = DemoWebServer(web, slow_delay=0.5)
-    with demo.run_in_thread():
-        yield demo
+    yield from serve_demo_web(seed=11, hosts=4, pages_per_host=12)
 
 
 @pytest.fixture(scope="module")
@@ -43,16 +40,7 @@ def single_process_urls(
     server: DemoWebServer, tmp_path_factory: pytest.TempPathFactory
 ) -> set[str]:
     """The URLs a single-process crawl with the same settings stores."""
-    return _crawl_alone(server, tmp_path_factory.mktemp("single") / "crawl.db")
-
-
-def _crawl_alone(server: DemoWebServer, db: Path) -> set[str]:
-    async def crawl() -> set[str]:
-        await run_crawl(crawl_settings(server, str(db)))
-        async with open_storage(str(db)) as storage:
-            return {page.url async for page in storage.iter_pages()}
-
-    return asyncio.run(crawl())
+    return crawl_alone(server, tmp_path_factory.mktemp("single") / "crawl.db")
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +48,7 @@ def wide_server() -> Iterator[DemoWebServer]:
     """More hosts, so a worker that joins mid-crawl has hosts to receive: with the four of
     ``server``, its rendezvous share of the hosts still holding work is empty about one time
     in five, and no other node may then hold two hosts with work to give up."""
-    web = DemoWeb.generate(seed=12, hosts=10, pages_per_host=6)
-    demo = DemoWebServer(web, slow_delay=0.5)
-    with demo.run_in_thread():
-        yield demo
+    yield from serve_demo_web(seed=12, hosts=10, pages_per_host=6)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +56,7 @@ def wide_single_process_urls(
     wide_server: DemoWebServer, tmp_path_factory: pytest.TempPathFactory
 ) -> set[str]:
     """The URLs a single-process crawl of ``wide_server`` stores."""
-    return _crawl_alone(wide_server, tmp_path_factory.mktemp("wide-single") / "crawl.db")
+    return crawl_alone(wide_server, tmp_path_factory.mktemp("wide-single") / "crawl.db")
 
 
 @pytest.fixture
