@@ -492,10 +492,10 @@ class _LinkCollector:
                     found[url] = (anchor, block, nofollow)
                 continue
             seen_anchor, seen_block, seen_nofollow = seen
-            if len(anchor) > len(seen_anchor) or (seen_nofollow and not nofollow):
-                if len(anchor) > len(seen_anchor):
-                    seen_anchor = anchor
-                found[url] = (seen_anchor, seen_block, seen_nofollow and nofollow)
+            if len(anchor) > len(seen_anchor):
+                found[url] = (anchor, seen_block, seen_nofollow and nofollow)
+            elif seen_nofollow and not nofollow:
+                found[url] = (seen_anchor, seen_block, False)
         return tuple(
             _new_tuple(Link, (url, anchor, block.number, block.text(), page_nofollow or nofollow))
             for url, (anchor, block, nofollow) in found.items()
