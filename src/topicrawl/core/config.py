@@ -132,6 +132,15 @@ class CrawlSettings(BaseSettings):
     feeds: tuple[str, ...] = Field((), description="RSS/Atom feed URLs whose entries seed.")
     max_pages: int = Field(1000, ge=0, description="Stop after this many fetched pages (0 = none).")
     concurrency: int = Field(16, gt=0, description="Requests in flight at once.")
+    pages_in_hand: int = Field(
+        0,
+        ge=0,
+        description=(
+            "URLs worked on at once (fetched, parsed or stored); 0 = 1.5 x concurrency. Above"
+            " concurrency, requests go on while fetched pages are parsed and stored; requests"
+            " in flight stay capped by concurrency and politeness.per_host."
+        ),
+    )
     parse_workers: int = Field(
         -1, ge=-1, description="HTML parsing processes; 0 parses in-process, -1 = cores - 1."
     )

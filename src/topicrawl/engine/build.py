@@ -90,13 +90,22 @@ def _scope(settings: CrawlSettings, seeds: Sequence[Request]) -> Scope:
         raise ConfigError(str(exc)) from exc
 
 
+def _pages_in_hand(settings: CrawlSettings) -> int:
+    asked = settings.pages_in_hand
+    return max(asked, settings.concurrency) if asked else settings.concurrency * 3 // 2
+
+
 async def _open_frontier(settings: CrawlSettings) -> Frontier:
     politeness, options = settings.politeness, settings.frontier
     path = sqlite_path(settings.storage.url)
+    # A host's leases last until its pages are stored, its requests only until their bodies
+    # arrive: the extra pages in hand may all be of one host (the crawler caps its requests).
+    headroom = _pages_in_hand(settings) - settings.concurrency
     if options.kind == "memory" or path is None:
         return MemoryFrontier(
             default_delay=politeness.delay,
             max_per_host=politeness.per_host,
+            lease_headroom=headroom,
             lease_ttl=options.lease_ttl,
             bloom_capacity=options.bloom_capacity,
             bloom_error_rate=options.bloom_error_rate,
@@ -105,6 +114,7 @@ async def _open_frontier(settings: CrawlSettings) -> Frontier:
         path,
         default_delay=politeness.delay,
         max_per_host=politeness.per_host,
+        lease_headroom=headroom,
         lease_ttl=options.lease_ttl,
         bloom_capacity=options.bloom_capacity,
         bloom_error_rate=options.bloom_error_rate,
@@ -191,6 +201,7 @@ async def open_crawl(
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(storage.close)
         await restore_learning(strategy, settings.storage.url)
+        own_frontier = frontier is None
         if frontier is None:
             frontier = await _open_frontier(settings)
             stack.push_async_callback(frontier.close)
@@ -241,6 +252,10 @@ async def open_crawl(
                 max_pages=settings.max_pages,
                 max_depth=settings.scope.max_depth,
                 concurrency=settings.concurrency,
+                per_host=settings.politeness.per_host,
+                # A frontier passed in (distributed) gives a host no more leases than
+                # per_host: more pages in hand would only poll it for nothing.
+                pages_in_hand=_pages_in_hand(settings) if own_frontier else settings.concurrency,
                 follow_nofollow=settings.scope.follow_nofollow,
                 checkpoint_interval=settings.storage.flush_interval,
                 shared_storage=not own_run,

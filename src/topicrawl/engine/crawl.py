@@ -33,6 +33,7 @@ from topicrawl.core.models import (
     Response,
 )
 from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
+from topicrawl.engine.slots import RequestSlots
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
 
@@ -52,7 +53,15 @@ class CrawlLimits:
     limit). ``max_blocked`` is how often a URL may be put back because its server asked us to
     slow down before it is given up as failed. ``max_held_bytes`` bounds the bodies held
     between fetch and storage: above it no new fetch starts until some are stored, so a run
-    of big pages slows the crawl down instead of growing its memory. With ``shared_storage``
+    of big pages slows the crawl down instead of growing its memory.
+
+    ``concurrency`` is requests in flight, and ``per_host`` requests in flight to one host
+    (0: only the frontier's lease limit caps a host). ``pages_in_hand`` (at least
+    ``concurrency``; 0 means equal) is how many URLs the crawl works on at once: above
+    ``concurrency``, a URL can be fetched while other pages, their requests done, are still
+    parsed and stored. The frontier must then allow a host more leases than ``per_host``.
+
+    With ``shared_storage``
     (other processes store pages of the same crawl: distributed workers) the page count is
     re-read from storage at every checkpoint, so ``max_pages`` bounds the whole crawl; it can
     then overshoot by what the processes fetch in one checkpoint interval.
@@ -61,6 +70,8 @@ class CrawlLimits:
     max_pages: int = 0
     max_depth: int = 50
     concurrency: int = 16
+    per_host: int = 0
+    pages_in_hand: int = 0
     follow_nofollow: bool = False
     max_blocked: int = 3
     checkpoint_interval: float = 1.0
@@ -170,6 +181,7 @@ class Crawler:
         )
         self._room = asyncio.Event()
         self._room.set()
+        self._slots: RequestSlots | None = None  # made in run(): needs the running loop
 
     @property
     def frontier(self) -> Frontier:
@@ -204,13 +216,14 @@ class Crawler:
         """
         self.stats.started_at = self._clock()
         self.stats.pages = self._started_pages = await self._storage.count_pages()
+        limits = self._limits
+        self._slots = RequestSlots(total=limits.concurrency, per_host=limits.per_host)
+        tasks = max(limits.concurrency, limits.pages_in_hand)
         try:
             async with asyncio.TaskGroup() as group:
                 checkpoints = group.create_task(self._checkpoint_loop())
                 sweeper = group.create_task(self._sweep_loop())
-                workers = [
-                    group.create_task(self._worker()) for _ in range(self._limits.concurrency)
-                ]
+                workers = [group.create_task(self._worker()) for _ in range(tasks)]
                 await asyncio.gather(*workers)
                 checkpoints.cancel()
                 sweeper.cancel()
@@ -282,7 +295,7 @@ class Crawler:
         request = lease.request
         try:
             await self._hosts.prepare(request.url, self._frontier)
-            response = await self._fetcher.fetch(request)
+            response = await self._fetch(lease)
         except BlockedError as exc:
             await self._blocked_by_server(lease, exc)
             return
@@ -294,6 +307,15 @@ class Crawler:
             await self._handle(lease, response)
         finally:
             self._hold(-len(response.body))
+
+    async def _fetch(self, lease: Lease) -> Response:
+        slots = self._slots
+        assert slots is not None  # run() made them
+        await slots.acquire(lease.host)
+        try:
+            return await self._fetcher.fetch(lease.request)
+        finally:
+            slots.release(lease.host)
 
     def _hold(self, size: int) -> None:
         self._held_bytes += size
@@ -459,6 +481,10 @@ class Crawler:
             held, self._held_acks = self._held_acks, []
             for lease in held:
                 await self._frontier.ack(lease)
+            if held:
+                # Workers may all be waiting for these hosts' leases; without a wake-up they
+                # would sleep out their poll interval.
+                self._wakeup.set()
 
     async def _checkpoint_loop(self) -> None:
         while True:

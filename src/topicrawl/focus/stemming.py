@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import snowballstemmer
-
 from topicrawl.core.errors import ConfigError
 from topicrawl.text.tokenize import Tokenizer
 
@@ -25,6 +23,8 @@ class SnowballTokenizer(Tokenizer):
     English stems; user words, other scripts and words with digits are left as they are."""
 
     def __init__(self, **options: object) -> None:
+        import snowballstemmer  # noqa: PLC0415 - loaded by the crawls that stem
+
         super().__init__(**options)  # type: ignore[arg-type]
         self._stemmer = snowballstemmer.stemmer("english")
         self._stems: dict[str, str] = {}

@@ -9,7 +9,8 @@ Each host has a heap of keys. Increase-key pushes a new key and leaves the old o
 (lazy deletion): the implementation's ``resolve`` tells a live key from a stale one when it
 reaches the top. Hosts are scheduled by two heaps: *ready* hosts ordered by their best key,
 and *waiting* hosts ordered by the time their politeness delay ends. A host with
-``max_per_host`` leases out is in neither until a lease comes back.
+``max_per_host`` leases out (``max_per_host + lease_headroom`` when it has no delay) is in
+neither until a lease comes back.
 """
 
 from __future__ import annotations
@@ -116,9 +117,10 @@ class _Host:
 class HostQueues:
     """Per-host heaps of keys, and the ready and waiting schedules over hosts."""
 
-    def __init__(self, *, default_delay: float, max_per_host: int) -> None:
+    def __init__(self, *, default_delay: float, max_per_host: int, lease_headroom: int = 0) -> None:
         self.default_delay = default_delay
         self.max_per_host = max_per_host
+        self.lease_headroom = lease_headroom
         self._hosts: dict[str, _Host] = {}
         self._ready: list[tuple[int, str]] = []
         self._waiting: list[tuple[float, str]] = []
@@ -295,7 +297,10 @@ class HostQueues:
 
     def _place(self, host: _Host, now: float) -> None:
         """File the host in the heap its state calls for (old entries become stale)."""
-        if host.size == 0 or host.leases >= self.max_per_host:
+        limit = self.max_per_host
+        if self.lease_headroom and not (self.default_delay if host.delay is None else host.delay):
+            limit += self.lease_headroom
+        if host.size == 0 or host.leases >= limit:
             host.ready_key = None
             host.wait_at = None
             return
@@ -364,16 +369,21 @@ class FrontierCore(ABC):
         max_per_host: int,
         lease_ttl: float,
         clock: Clock,
+        lease_headroom: int = 0,
     ) -> None:
         if not (default_delay >= 0 and math.isfinite(default_delay)):
             raise ConfigError(f"default_delay must be a finite number >= 0, got {default_delay}")
         if max_per_host < 1:
             raise ConfigError(f"max_per_host must be at least 1, got {max_per_host}")
+        if lease_headroom < 0:
+            raise ConfigError(f"lease_headroom must be >= 0, got {lease_headroom}")
         if not (lease_ttl > 0 and math.isfinite(lease_ttl)):
             raise ConfigError(f"lease_ttl must be a finite number > 0, got {lease_ttl}")
         self._clock = clock
         self._lease_ttl = lease_ttl
-        self._queues = HostQueues(default_delay=default_delay, max_per_host=max_per_host)
+        self._queues = HostQueues(
+            default_delay=default_delay, max_per_host=max_per_host, lease_headroom=lease_headroom
+        )
         self._leases: dict[str, Held] = {}
         self._expiry: list[tuple[float, str]] = []
         self._seq = 0

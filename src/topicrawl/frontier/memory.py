@@ -24,6 +24,9 @@ class MemoryFrontier(FrontierCore):
         default_delay: seconds between two fetches of a host, unless :meth:`set_host_delay`
             says otherwise.
         max_per_host: leases one host may have out at once.
+        lease_headroom: more leases a host may have out while its delay is 0: pages whose
+            request is done but which are still being parsed and stored (the crawler then caps
+            requests per host itself).
         lease_ttl: seconds a lease lasts before :meth:`reclaim_expired` takes it back.
         bloom_capacity: URLs the dedupe Bloom filter is sized for (it grows past that).
         bloom_error_rate: the Bloom filter's false-positive rate (a cost, never a lost URL).
@@ -35,6 +38,7 @@ class MemoryFrontier(FrontierCore):
         *,
         default_delay: float = 0.0,
         max_per_host: int = 8,
+        lease_headroom: int = 0,
         lease_ttl: float = 300.0,
         bloom_capacity: int = 1_000_000,
         bloom_error_rate: float = 1e-7,
@@ -43,6 +47,7 @@ class MemoryFrontier(FrontierCore):
         super().__init__(
             default_delay=default_delay,
             max_per_host=max_per_host,
+            lease_headroom=lease_headroom,
             lease_ttl=lease_ttl,
             clock=clock,
         )

@@ -161,7 +161,8 @@ class SqliteFrontier(FrontierCore):
 
     Args:
         path: the SQLite file (created if missing; may be shared with the storage layer).
-        default_delay, max_per_host, lease_ttl, bloom_capacity, bloom_error_rate, clock:
+        default_delay, max_per_host, lease_headroom, lease_ttl, bloom_capacity,
+        bloom_error_rate, clock:
             as for :class:`~topicrawl.frontier.MemoryFrontier`.
         flush_interval: seconds between background commits.
         flush_every: pending changes that trigger a commit before the interval is up.
@@ -175,6 +176,7 @@ class SqliteFrontier(FrontierCore):
         *,
         default_delay: float = 0.0,
         max_per_host: int = 8,
+        lease_headroom: int = 0,
         lease_ttl: float = 300.0,
         bloom_capacity: int = 1_000_000,
         bloom_error_rate: float = 1e-7,
@@ -187,6 +189,7 @@ class SqliteFrontier(FrontierCore):
         super().__init__(
             default_delay=default_delay,
             max_per_host=max_per_host,
+            lease_headroom=lease_headroom,
             lease_ttl=lease_ttl,
             clock=clock,
         )
@@ -344,7 +347,9 @@ class SqliteFrontier(FrontierCore):
         now = self._clock()
         queues = self._queues  # start from empty queues, even if an earlier open() failed
         self._queues = HostQueues(
-            default_delay=queues.default_delay, max_per_host=queues.max_per_host
+            default_delay=queues.default_delay,
+            max_per_host=queues.max_per_host,
+            lease_headroom=queues.lease_headroom,
         )
         for host, delay in conn.execute("SELECT host, delay FROM frontier_hosts").fetchall():
             self._queues.set_delay(host, float(delay), now)

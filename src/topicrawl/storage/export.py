@@ -13,14 +13,15 @@ import io
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import IO, Any, BinaryIO, Protocol, TextIO, runtime_checkable
-
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO, runtime_checkable
 
 from topicrawl.core.models import Page
 from topicrawl.core.protocols import Storage
 from topicrawl.storage.rows import ArchivedPage
+
+if TYPE_CHECKING:
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
 
 __all__ = [
     "EXPORT_FIELDS",
@@ -133,6 +134,8 @@ async def export_warc(storage: Storage, out: BinaryIO, *, gzip: bool = True) -> 
     status, depth, parent URL, relevance, title, content hash, duplicate-of). The record's
     ``WARC-Target-URI`` is the final URL after redirects; ``WARC-Date`` is the fetch time.
     """
+    from warcio.warcwriter import WARCWriter  # noqa: PLC0415 - 7 MB a crawl never needs
+
     writer = WARCWriter(out, gzip=gzip, warc_version="1.1")
     written = 0
     async for item in _archived(storage):
@@ -184,6 +187,8 @@ def _http_headers(status: int, headers: Mapping[str, str], length: int) -> Statu
         for name, value in headers.items()
         if name.lower() not in _WIRE_HEADERS
     )
+    from warcio.statusandheaders import StatusAndHeaders  # noqa: PLC0415
+
     return StatusAndHeaders(
         f"{status} {reason}",
         [*kept, ("Content-Length", str(length))],

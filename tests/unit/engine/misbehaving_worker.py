@@ -4,13 +4,15 @@
 
 - ``garble``: the first reply of all workers sharing ``MARKER`` (a file path) is a frame
   that cannot be unpickled; afterwards it parses like the real worker;
-- ``die``: the worker exits at once on a page whose URL contains ``die``.
+- ``die``: the worker exits at once on a page whose URL contains ``die``;
+- ``slow``: the worker takes 3 s over a page whose URL contains ``slow``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from topicrawl.parse.worker import HEADER, pack, parse_body, read_frame, write_frame
@@ -28,6 +30,8 @@ def main(mode: str, marker: Path) -> None:
             continue
         if mode == "die" and "die" in url:
             os._exit(3)
+        if mode == "slow" and "slow" in url:
+            time.sleep(3.0)
         write_frame(out, (job, True, pack(parse_body(body, url, charset=charset))))
 
 

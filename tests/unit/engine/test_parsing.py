@@ -179,3 +179,28 @@ async def test_only_the_page_that_kills_workers_fails(tmp_path: Path) -> None:
     finally:
         await parser.close()
     assert [r.page.title for r in results] == ["Comets"] * 10
+
+
+async def test_small_pages_do_not_wait_behind_a_big_one(tmp_path: Path) -> None:
+    big = PAGE * 100  # ~20 KB: "big" for this parser
+    parser = PageParser(
+        workers=1,
+        big_page_bytes=10_000,
+        inline_max_bytes=5_000,
+        command=_misbehaving("slow", tmp_path / "unused"),
+    )
+    try:
+        await parser(_response(PAGE))  # starts the worker
+        slow = asyncio.create_task(parser(_response(big, "http://demo.test/slow")))
+        await asyncio.sleep(0.2)  # the worker is on the big page now
+        small = await asyncio.wait_for(parser(_response(PAGE, "http://demo.test/small")), 2.0)
+        medium = asyncio.create_task(parser(_response(PAGE * 40, "http://demo.test/medium")))
+        await asyncio.sleep(0.2)
+        medium_waits = not medium.done()  # over inline_max_bytes: queued behind the big page
+        assert (await slow).page.title == "Comets"
+        assert (await medium).page.title == "Comets"
+    finally:
+        await parser.close()
+    assert small == parse_body(PAGE, "http://demo.test/small")
+    assert medium_waits
+    assert parser.parsed_inline == 1
