@@ -62,6 +62,7 @@ JAVA_ROOT = "http://127.0.0.11:8080/index.html"
 PYTHON_ROOT = "http://127.0.0.12:8080/index.html"
 
 CONCURRENCY = 2
+PAGES_IN_HAND = 0  # 0: as many as CONCURRENCY
 """Requests in flight. Parsing runs in-process and is the bottleneck, so 2 loses no speed
 over more, and the fetch order stays close to the order the strategy asked for (with 8, the
 first dozen fetches are taken before anything is known, a large share of a 10-page topic)."""
@@ -123,6 +124,10 @@ def settings_for(
         strategy_options=options,  # type: ignore[arg-type]
         max_pages=max_pages,
         concurrency=CONCURRENCY,
+        # As many URLs in hand as requests, for every strategy: the default of the scoring
+        # strategies, and the rule under which every recorded number was measured (bfs would
+        # get 1.5x by default; --pages-in-hand sets it for all).
+        pages_in_hand=PAGES_IN_HAND or CONCURRENCY,
         parse_workers=0,
         politeness={"per_host": CONCURRENCY, "delay": 0.0},
         frontier={"kind": "memory"},
@@ -364,7 +369,7 @@ def _gm(ratios: Sequence[float | None]) -> str:
 
 
 async def main(argv: Sequence[str] | None = None) -> None:
-    global CONCURRENCY  # noqa: PLW0603 - one setting for every crawl of the run
+    global CONCURRENCY, PAGES_IN_HAND  # noqa: PLW0603 - one setting for every crawl of the run
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sites", default="java,python,demo")
     parser.add_argument("--java-budget", type=int, default=1500)
@@ -372,8 +377,12 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--topics", default="", help="only these topic ids (comma-separated)")
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY)
+    parser.add_argument(
+        "--pages-in-hand", type=int, default=0, help="URLs in hand (default: --concurrency)"
+    )
     args = parser.parse_args(argv)
     CONCURRENCY = args.concurrency
+    PAGES_IN_HAND = args.pages_in_hand
     sites = args.sites.split(",")
     strategies = [s for s in args.strategies.split(",") if s]
     wanted = set(filter(None, args.topics.split(",")))

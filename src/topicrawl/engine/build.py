@@ -12,12 +12,12 @@ from pathlib import Path
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.errors import ConfigError, StorageError
 from topicrawl.core.models import CrawlStats, Request
-from topicrawl.core.protocols import Frontier, Storage
+from topicrawl.core.protocols import Frontier, Storage, Strategy
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ProgressFn
 from topicrawl.engine.learning import LearningCheckpoints, restore_learning, save_learning
 from topicrawl.engine.parsing import PageParser, default_parse_workers
 from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
-from topicrawl.focus import make_strategy
+from topicrawl.focus import BfsStrategy, make_strategy
 from topicrawl.frontier import MemoryFrontier, SqliteFrontier
 from topicrawl.parse.urls import InvalidUrl, Scope, canonicalize, registered_domain
 from topicrawl.storage import SqlStorage
@@ -90,17 +90,27 @@ def _scope(settings: CrawlSettings, seeds: Sequence[Request]) -> Scope:
         raise ConfigError(str(exc)) from exc
 
 
-def _pages_in_hand(settings: CrawlSettings) -> int:
+def _pages_in_hand(settings: CrawlSettings, strategy: Strategy) -> int:
+    """URLs the crawl works on at once: as asked, else 1.5x concurrency for breadth-first.
+
+    A scoring strategy gets no more than its requests by default: a URL popped while pages in
+    hand have not yet scored their links is chosen on less (Python docs, 2 in flight: focused
+    needed 1.65x the oracle's fetches to 90 % recall with 3 in hand, 1.51-1.55x with 2).
+    """
     asked = settings.pages_in_hand
-    return max(asked, settings.concurrency) if asked else settings.concurrency * 3 // 2
+    if asked:
+        return max(asked, settings.concurrency)
+    if isinstance(strategy, BfsStrategy):
+        return settings.concurrency * 3 // 2
+    return settings.concurrency
 
 
-async def _open_frontier(settings: CrawlSettings) -> Frontier:
+async def _open_frontier(settings: CrawlSettings, pages_in_hand: int) -> Frontier:
     politeness, options = settings.politeness, settings.frontier
     path = sqlite_path(settings.storage.url)
     # A host's leases last until its pages are stored, its requests only until their bodies
     # arrive: the extra pages in hand may all be of one host (the crawler caps its requests).
-    headroom = _pages_in_hand(settings) - settings.concurrency
+    headroom = pages_in_hand - settings.concurrency
     if options.kind == "memory" or path is None:
         return MemoryFrontier(
             default_delay=politeness.delay,
@@ -203,7 +213,7 @@ async def open_crawl(
         await restore_learning(strategy, settings.storage.url)
         own_frontier = frontier is None
         if frontier is None:
-            frontier = await _open_frontier(settings)
+            frontier = await _open_frontier(settings, _pages_in_hand(settings, strategy))
             stack.push_async_callback(frontier.close)
         proxies = (
             ProxyPool(
@@ -255,7 +265,9 @@ async def open_crawl(
                 per_host=settings.politeness.per_host,
                 # A frontier passed in (distributed) gives a host no more leases than
                 # per_host: more pages in hand would only poll it for nothing.
-                pages_in_hand=_pages_in_hand(settings) if own_frontier else settings.concurrency,
+                pages_in_hand=(
+                    _pages_in_hand(settings, strategy) if own_frontier else settings.concurrency
+                ),
                 follow_nofollow=settings.scope.follow_nofollow,
                 checkpoint_interval=settings.storage.flush_interval,
                 shared_storage=not own_run,

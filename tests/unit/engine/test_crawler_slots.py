@@ -7,7 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from topicrawl.core.config import CrawlSettings
 from topicrawl.core.models import Request, Response
+from topicrawl.engine.build import _pages_in_hand
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy
 from topicrawl.engine.parsing import ParsedDocument, parse_body
 from topicrawl.focus import make_strategy
@@ -144,3 +146,14 @@ async def test_workers_wake_when_a_checkpoint_gives_back_held_leases(tmp_path: P
         await storage.close()
     assert stats.pages == 12
     assert polls  # the worker did find the host's only lease held by a checkpoint
+
+
+def test_by_default_only_breadth_first_crawls_hold_more_urls_than_requests() -> None:
+    settings = CrawlSettings(concurrency=8)
+    bfs = make_strategy("bfs", topics=())
+    focused = make_strategy("focused", topics=("comets",))
+    assert _pages_in_hand(settings, bfs) == 12
+    assert _pages_in_hand(settings, focused) == 8
+    asked = CrawlSettings(concurrency=8, pages_in_hand=20)
+    assert _pages_in_hand(asked, focused) == 20
+    assert _pages_in_hand(CrawlSettings(concurrency=8, pages_in_hand=3), bfs) == 8
