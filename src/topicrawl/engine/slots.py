@@ -13,6 +13,16 @@ import asyncio
 __all__ = ["RequestSlots"]
 
 
+class _HostSlots:
+    """One host's semaphore and how many tasks hold or wait for it."""
+
+    __slots__ = ("semaphore", "users")
+
+    def __init__(self, size: int) -> None:
+        self.semaphore = asyncio.Semaphore(size)
+        self.users = 0
+
+
 class RequestSlots:
     """Caps requests in flight: ``total`` over the crawl and ``per_host`` for each host.
 
@@ -29,33 +39,32 @@ class RequestSlots:
             raise ValueError(f"need total >= 1 and per_host >= 0, got {total} and {per_host}")
         self._total = asyncio.Semaphore(total)
         self._per_host = per_host
-        # host -> [its semaphore, tasks holding or waiting for it]; dropped when unused.
-        self._hosts: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}
+        self._hosts: dict[str, _HostSlots] = {}  # a host's entry goes when no task uses it
 
     def in_use(self, host: str) -> int:
         """Tasks holding or waiting for a slot of ``host`` (0 when the host is uncapped)."""
         entry = self._hosts.get(host)
-        return 0 if entry is None else entry[1][0]
+        return 0 if entry is None else entry.users
 
     async def acquire(self, host: str) -> None:
         """Wait for a slot of the host, then for one of the crawl's; pair with :meth:`release`."""
-        if self._per_host:
-            entry = self._hosts.get(host)
-            if entry is None:
-                entry = self._hosts[host] = (asyncio.Semaphore(self._per_host), [0])
-            entry[1][0] += 1
-            try:
-                await entry[0].acquire()
-            except BaseException:
-                self._leave(host, entry, acquired=False)
-                raise
-            try:
-                await self._total.acquire()
-            except BaseException:
-                self._leave(host, entry, acquired=True)
-                raise
-        else:
+        if not self._per_host:
             await self._total.acquire()
+            return
+        entry = self._hosts.get(host)
+        if entry is None:
+            entry = self._hosts[host] = _HostSlots(self._per_host)
+        entry.users += 1
+        try:
+            await entry.semaphore.acquire()
+        except BaseException:
+            self._leave(host, entry, acquired=False)
+            raise
+        try:
+            await self._total.acquire()
+        except BaseException:
+            self._leave(host, entry, acquired=True)
+            raise
 
     def release(self, host: str) -> None:
         """Give back the slots :meth:`acquire` took for the host."""
@@ -63,11 +72,9 @@ class RequestSlots:
         if self._per_host:
             self._leave(host, self._hosts[host], acquired=True)
 
-    def _leave(
-        self, host: str, entry: tuple[asyncio.Semaphore, list[int]], *, acquired: bool
-    ) -> None:
+    def _leave(self, host: str, entry: _HostSlots, *, acquired: bool) -> None:
         if acquired:
-            entry[0].release()
-        entry[1][0] -= 1
-        if entry[1][0] == 0:
+            entry.semaphore.release()
+        entry.users -= 1
+        if entry.users == 0:
             del self._hosts[host]
