@@ -211,9 +211,12 @@ async def open_crawl(
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(storage.close)
         await restore_learning(strategy, settings.storage.url)
-        own_frontier = frontier is None
+        # A frontier passed in (distributed) gives a host no more leases than per_host: more
+        # pages in hand would only poll it for nothing.
+        in_hand = settings.concurrency
         if frontier is None:
-            frontier = await _open_frontier(settings, _pages_in_hand(settings, strategy))
+            in_hand = _pages_in_hand(settings, strategy)
+            frontier = await _open_frontier(settings, in_hand)
             stack.push_async_callback(frontier.close)
         proxies = (
             ProxyPool(
@@ -263,11 +266,7 @@ async def open_crawl(
                 max_depth=settings.scope.max_depth,
                 concurrency=settings.concurrency,
                 per_host=settings.politeness.per_host,
-                # A frontier passed in (distributed) gives a host no more leases than
-                # per_host: more pages in hand would only poll it for nothing.
-                pages_in_hand=(
-                    _pages_in_hand(settings, strategy) if own_frontier else settings.concurrency
-                ),
+                pages_in_hand=in_hand,
                 follow_nofollow=settings.scope.follow_nofollow,
                 checkpoint_interval=settings.storage.flush_interval,
                 shared_storage=not own_run,

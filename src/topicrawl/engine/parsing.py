@@ -145,11 +145,12 @@ class PageParser:
             ValueError: the page could not be parsed (or took longer than the timeout).
         """
         body: bytes | str = response.text if response.text is not None else response.body
-        if self._size == 0:
-            return parse_body(body, response.final_url, charset=response.charset)
         size = len(body)
-        if size <= self._inline_max and self._workers_blocked():
+        inline = self._size == 0
+        if not inline and size <= self._inline_max and self._workers_blocked():
+            inline = True
             self.parsed_inline += 1
+        if inline:
             return parse_body(body, response.final_url, charset=response.charset)
         async with self._room:
             await self._room.wait_for(

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.unit.engine.responses import html_response
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.models import Request, Response
 from topicrawl.engine.build import _pages_in_hand
@@ -42,18 +43,7 @@ class CountingFetcher:
             if n < 40
         )
         html = f"<html><head><title>{number}</title></head><body>{links}</body></html>"
-        return Response(
-            url=request.url,
-            final_url=request.url,
-            status=200,
-            headers={},
-            body=html.encode(),
-            content_type="text/html",
-            encoding="utf-8",
-            text=html,
-            fetched_at=time.time(),
-            elapsed=0.005,
-        )
+        return html_response(html, request.url, fetched_at=time.time())
 
     async def close(self) -> None:
         pass

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.engine.responses import html_response
 from topicrawl.core.models import Response
 from topicrawl.engine.parsing import PageParser, parse_body
 
@@ -14,25 +15,10 @@ PAGE = """<html><head><title>Comets</title></head><body>
 <p>Comets are icy bodies. See <a href="http://other.test/x">elsewhere</a>.</p></body></html>"""
 
 
-def _response(html: str, url: str = "http://demo.test/page") -> Response:
-    return Response(
-        url=url,
-        final_url=url,
-        status=200,
-        headers={},
-        body=html.encode(),
-        content_type="text/html",
-        encoding="utf-8",
-        text=html,
-        fetched_at=0.0,
-        elapsed=0.0,
-    )
-
-
 async def test_worker_parses_like_inline() -> None:
     parser = PageParser(workers=1)
     try:
-        result = await parser(_response(PAGE))
+        result = await parser(html_response(PAGE))
     finally:
         await parser.close()
     assert result == parse_body(PAGE, "http://demo.test/page")
@@ -46,9 +32,9 @@ async def test_worker_parses_like_inline() -> None:
 async def test_pages_of_a_killed_worker_are_parsed_by_a_new_one() -> None:
     parser = PageParser(workers=1)
     try:
-        await parser(_response(PAGE))  # starts the worker
+        await parser(html_response(PAGE))  # starts the worker
         tasks = [
-            asyncio.create_task(parser(_response(PAGE * 50, f"http://demo.test/{i}")))
+            asyncio.create_task(parser(html_response(PAGE * 50, f"http://demo.test/{i}")))
             for i in range(20)
         ]
         await asyncio.sleep(0)
@@ -65,8 +51,8 @@ async def test_a_page_over_the_time_limit_fails_alone() -> None:
     parser = PageParser(workers=1, timeout=3.0)
     try:
         with pytest.raises(ValueError, match="longer than"):
-            await parser(_response(hostile))
-        result = await parser(_response(PAGE))
+            await parser(html_response(hostile))
+        result = await parser(html_response(PAGE))
     finally:
         await parser.close()
     assert result.page.title == "Comets"
@@ -112,7 +98,7 @@ async def test_time_limit_counts_from_when_the_worker_starts_a_page() -> None:
     parser = PageParser(workers=1, timeout=2.5)
     try:
         results = await asyncio.gather(
-            *(parser(_response(slow, f"http://demo.test/{i}")) for i in range(20))
+            *(parser(html_response(slow, f"http://demo.test/{i}")) for i in range(20))
         )
     finally:
         await parser.close()
@@ -133,10 +119,10 @@ async def test_bodies_queued_to_workers_stay_within_the_byte_budget() -> None:
     watcher = asyncio.create_task(watch())
     try:
         results = await asyncio.gather(
-            *(parser(_response(page, f"http://demo.test/{i}")) for i in range(30))
+            *(parser(html_response(page, f"http://demo.test/{i}")) for i in range(30))
         )
         most = max(seen)
-        big = await parser(_response(PAGE * 2000))  # larger than the budget: parsed alone
+        big = await parser(html_response(PAGE * 2000))  # larger than the budget: parsed alone
     finally:
         watcher.cancel()
         await parser.close()
@@ -153,9 +139,9 @@ async def test_an_unreadable_reply_replaces_the_worker_and_loses_no_page(tmp_pat
     parser = PageParser(workers=1, command=_misbehaving("garble", tmp_path / "garbled"))
     try:
         results = await asyncio.gather(
-            *(parser(_response(PAGE, f"http://demo.test/{i}")) for i in range(10))
+            *(parser(html_response(PAGE, f"http://demo.test/{i}")) for i in range(10))
         )
-        later = await parser(_response(PAGE, "http://demo.test/later"))
+        later = await parser(html_response(PAGE, "http://demo.test/later"))
     finally:
         await parser.close()
     assert (tmp_path / "garbled").exists()
@@ -168,10 +154,11 @@ async def test_only_the_page_that_kills_workers_fails(tmp_path: Path) -> None:
     # new worker each time, and none of them may fail for the killer's deaths.
     parser = PageParser(workers=1, command=_misbehaving("die", tmp_path / "unused"))
     try:
-        killer = asyncio.create_task(parser(_response(PAGE, "http://demo.test/die")))
+        killer = asyncio.create_task(parser(html_response(PAGE, "http://demo.test/die")))
         await asyncio.sleep(0)
         others = [
-            asyncio.create_task(parser(_response(PAGE, f"http://demo.test/{i}"))) for i in range(10)
+            asyncio.create_task(parser(html_response(PAGE, f"http://demo.test/{i}")))
+            for i in range(10)
         ]
         with pytest.raises(ValueError, match="died on this page"):
             await killer
@@ -190,11 +177,11 @@ async def test_small_pages_do_not_wait_behind_a_big_one(tmp_path: Path) -> None:
         command=_misbehaving("slow", tmp_path / "unused"),
     )
     try:
-        await parser(_response(PAGE))  # starts the worker
-        slow = asyncio.create_task(parser(_response(big, "http://demo.test/slow")))
+        await parser(html_response(PAGE))  # starts the worker
+        slow = asyncio.create_task(parser(html_response(big, "http://demo.test/slow")))
         await asyncio.sleep(0.2)  # the worker is on the big page now
-        small = await asyncio.wait_for(parser(_response(PAGE, "http://demo.test/small")), 2.0)
-        medium = asyncio.create_task(parser(_response(PAGE * 40, "http://demo.test/medium")))
+        small = await asyncio.wait_for(parser(html_response(PAGE, "http://demo.test/small")), 2.0)
+        medium = asyncio.create_task(parser(html_response(PAGE * 40, "http://demo.test/medium")))
         await asyncio.sleep(0.2)
         medium_waits = not medium.done()  # over inline_max_bytes: queued behind the big page
         assert (await slow).page.title == "Comets"
