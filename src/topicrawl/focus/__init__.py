@@ -18,7 +18,9 @@ from topicrawl.focus.evolve import (
 )
 from topicrawl.focus.links import (
     CandidatePool,
+    block_sizes,
     block_texts,
+    diluted_block_score,
     hub_score,
     inherited_score,
     link_priority,
@@ -84,8 +86,10 @@ __all__ = [
     "TopicUpdate",
     "TopicVector",
     "UpdateSettings",
+    "block_sizes",
     "block_texts",
     "crossover",
+    "diluted_block_score",
     "evolve",
     "hub_score",
     "inherited_score",

@@ -13,7 +13,9 @@ from topicrawl.core.models import Link, Request
 
 __all__ = [
     "CandidatePool",
+    "block_sizes",
     "block_texts",
+    "diluted_block_score",
     "hub_score",
     "inherited_score",
     "link_priority",
@@ -46,6 +48,24 @@ def block_texts(links: Iterable[Link]) -> dict[int, str]:
         block: given.get(block) or " ".join(a for a in texts if a)
         for block, texts in anchors.items()
     }
+
+
+def block_sizes(links: Iterable[Link]) -> dict[int, int]:
+    """How many of the page's links each block holds."""
+    sizes: dict[int, int] = {}
+    for link in links:
+        sizes[link.block] = sizes.get(link.block, 0) + 1
+    return sizes
+
+
+def diluted_block_score(score: float, *, links: int, most_links: int) -> float:
+    """A block's anchor score as evidence for each of its ``links``: unchanged up to
+    ``most_links`` links, then scaled by ``most_links / links`` (0 for ``most_links``: never
+    scaled). The extended anchor text of a long list says the list touches the topic, not
+    which of its links do."""
+    if most_links <= 0 or links <= most_links:
+        return score
+    return score * most_links / links
 
 
 def split_identifiers(text: str) -> str:

@@ -85,6 +85,10 @@ class FocusedOptions(StrategyOptions):
         on_topic_anchor: a link whose anchor scores above this counts toward Hub(u).
         link_words: a link's anchor score is the better of its block's and its own (anchor
             and URL words, identifiers split); off: the block's alone.
+        block_links: a block of more links than this speaks less for each of them: its
+            anchor score is scaled by ``block_links / links in the block`` (a 200-link
+            "all implementing classes" list that names the topic once in a while no longer
+            lifts every link in it); 0: never scaled.
         link_ratio: links need a priority of at least ``link_ratio * threshold`` to be queued
             (a link's priority is a decayed estimate, so it is held to a lower bar).
         max_candidates: links held back under the bar, kept for a later lower threshold.
@@ -108,6 +112,7 @@ class FocusedOptions(StrategyOptions):
     relative_similarity: bool = True
     on_topic_anchor: float = 0.0
     link_words: bool = True
+    block_links: int = 20
     link_ratio: float = 0.5
     max_candidates: int = 10_000
     adaptive: bool = True
@@ -142,6 +147,7 @@ class FocusedOptions(StrategyOptions):
         StrategyOptions.__post_init__(self)
         _fractions(self, "decay", "inherited_weight", "m1", "on_topic_anchor", "link_ratio")
         _require(self.max_candidates >= 0, "max_candidates must be >= 0")
+        _require(self.block_links >= 0, "block_links must be >= 0")
         _require(
             min(self.update_every, self.feedback, self.window) >= 1,
             "update_every, feedback and window must be >= 1",

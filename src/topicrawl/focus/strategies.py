@@ -19,7 +19,9 @@ from topicrawl.core.protocols import Strategy
 from topicrawl.focus.evolve import update_topic
 from topicrawl.focus.links import (
     CandidatePool,
+    block_sizes,
     block_texts,
+    diluted_block_score,
     hub_score,
     inherited_score,
     link_priority,
@@ -252,8 +254,9 @@ class FocusedStrategy(_Scoring):
     the cosine over the best seen so far (``relative_similarity``; else the raw cosine); each
     child inherits ``a * pu`` if the page is relevant (``cos >= threshold``), else ``a`` times
     the page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor``
-    with ``anchor`` the cosine of its block's extended anchor text, or (``link_words``) of the
-    link's own anchor and URL words when that is higher. Links under
+    with ``anchor`` the cosine of its block's extended anchor text (scaled down in a block of
+    more than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words
+    when that is higher. Links under
     ``link_ratio * threshold`` wait in a bounded candidate pool and are queued when the
     threshold comes down (or on :meth:`on_idle`). Every ``update_every`` relevant pages of a
     topic, its vector is updated (GA + Rocchio); :meth:`learned_state` and :meth:`restore`
@@ -375,11 +378,16 @@ class FocusedStrategy(_Scoring):
 
     def _anchor_scores(self, links: Sequence[Link]) -> dict[str, float]:
         """Each link's anchor score: its block's extended anchor text, scored once for the
-        block, or with ``link_words`` the link's own anchor and URL words when they score
-        higher (a block of many links dilutes the one that names the topic)."""
-        scorer = self.scorer
+        block (scaled down for a block of more than ``block_links`` links), or with
+        ``link_words`` the link's own anchor and URL words when they score higher (a block of
+        many links dilutes the one that names the topic)."""
+        scorer, most = self.scorer, self.focused.block_links
+        sizes = block_sizes(links)
         blocks = {
-            b: scorer.text_relevance(split_identifiers(t)) for b, t in block_texts(links).items()
+            b: diluted_block_score(
+                scorer.text_relevance(split_identifiers(t)), links=sizes[b], most_links=most
+            )
+            for b, t in block_texts(links).items()
         }
         if not self.focused.link_words:
             return {link.url: blocks[link.block] for link in links}

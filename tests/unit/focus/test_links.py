@@ -5,7 +5,9 @@ import pytest
 from topicrawl.core.models import Link, Request
 from topicrawl.focus import (
     CandidatePool,
+    block_sizes,
     block_texts,
+    diluted_block_score,
     hub_score,
     inherited_score,
     link_priority,
@@ -23,6 +25,28 @@ def test_block_text_from_parser_or_joined_anchors() -> None:
         Link("http://a/5", "pasta", block=1),
     ]
     assert block_texts(links) == {0: "web crawler spider guide", 1: "recipes pasta"}
+
+
+def test_block_sizes_count_each_blocks_links() -> None:
+    links = [Link(f"http://a/{i}", "x", block=i % 2) for i in range(5)]
+    assert block_sizes(links) == {0: 3, 1: 2}
+    assert block_sizes([]) == {}
+
+
+@pytest.mark.parametrize(
+    ("links", "most", "expected"),
+    [
+        (1, 20, 0.6),  # small blocks keep their score
+        (20, 20, 0.6),
+        (40, 20, 0.3),  # 0.6 * 20 / 40
+        (200, 20, 0.06),
+        (200, 0, 0.6),  # 0: never scaled
+    ],
+)
+def test_a_long_blocks_score_is_diluted_over_its_links(
+    links: int, most: int, expected: float
+) -> None:
+    assert diluted_block_score(0.6, links=links, most_links=most) == pytest.approx(expected)
 
 
 def test_inherited_from_a_relevant_parent_is_decayed_similarity() -> None:

@@ -88,6 +88,7 @@ def test_unknown_strategy_is_a_config_error_naming_the_choices() -> None:
         ("focused", {"decay": "half"}, "wrong type"),
         ("focused", {"window": True}, "wrong type"),
         ("focused", {"ga_population": 1}, "population"),
+        ("focused", {"block_links": -1}, "block_links"),
         ("shark", {"anchor_weight": -0.1}, "anchor_weight"),
         ("bfs", {"decay": 0.5}, "unknown strategy option"),
         ("bfs", {"user_words": "abc"}, "wrong type"),
@@ -292,6 +293,23 @@ def test_focused_block_anchor_text_is_every_links_anchor_score() -> None:
     first, second = strategy.on_page(_page("http://a/", "crawler", links)).requests
     assert first.reasons["anchor"] == second.reasons["anchor"] == pytest.approx(0.5)
     assert first.score == second.score
+
+
+def test_focused_long_block_lifts_its_links_less() -> None:
+    # One block of 40 links whose extended anchor text names the topic: with block_links=20
+    # each link gets half the block's score; unscaled (0) it gets all of it.
+    block = "crawler guide | " + " | ".join(f"item{i}" for i in range(39))
+    links = [Link(f"http://a/{i}", f"item{i}", block=0, block_text=block) for i in range(40)]
+    page = _page("http://a/", "crawler", links)
+    scaled = _by_url(_focused(block_links=20).on_page(page).requests)
+    unscaled = _by_url(_focused(block_links=0).on_page(page).requests)
+    full = unscaled["http://a/5"].reasons["anchor"]
+    assert full > 0.0
+    assert scaled["http://a/5"].reasons["anchor"] == pytest.approx(full / 2)
+    # A short block is not scaled.
+    short = [Link(f"http://b/{i}", f"item{i}", block=0, block_text=block) for i in range(20)]
+    small = _by_url(_focused(block_links=20).on_page(_page("http://b/", "crawler", short)).requests)
+    assert small["http://b/5"].reasons["anchor"] == pytest.approx(full)
 
 
 def test_focused_decays_through_off_topic_pages_and_holds_weak_links_back() -> None:
