@@ -89,6 +89,14 @@ class FocusedOptions(StrategyOptions):
             anchor score is scaled by ``block_links / links in the block`` (a 200-link
             "all implementing classes" list that names the topic once in a while no longer
             lifts every link in it); 0: never scaled.
+        relevant_df_weight: how much a page judged relevant counts in the collection's
+            document frequencies (an off-topic page counts 1). A focused crawl fetches mostly
+            on-topic pages, so counted in full they give the topic's own words the lowest IDF
+            of all (``sql`` in 91 of java-sql's first 100 pages: IDF 0.10, against 1.21 for
+            ``statement``); at 0.5 the off-topic pages the crawl sees weigh more in what
+            counts as a common word.
+        df_warmup: the first pages count in full whatever their score (before there is any
+            background, every page looks relevant and the IDF would stay flat).
         link_ratio: links need a priority of at least ``link_ratio * threshold`` to be queued
             (a link's priority is a decayed estimate, so it is held to a lower bar).
         max_candidates: links held back under the bar, kept for a later lower threshold.
@@ -113,6 +121,8 @@ class FocusedOptions(StrategyOptions):
     on_topic_anchor: float = 0.0
     link_words: bool = True
     block_links: int = 20
+    relevant_df_weight: float = 0.5
+    df_warmup: int = 20
     link_ratio: float = 0.5
     max_candidates: int = 10_000
     adaptive: bool = True
@@ -145,9 +155,18 @@ class FocusedOptions(StrategyOptions):
 
     def __post_init__(self) -> None:
         StrategyOptions.__post_init__(self)
-        _fractions(self, "decay", "inherited_weight", "m1", "on_topic_anchor", "link_ratio")
+        _fractions(
+            self,
+            "decay",
+            "inherited_weight",
+            "m1",
+            "on_topic_anchor",
+            "link_ratio",
+            "relevant_df_weight",
+        )
         _require(self.max_candidates >= 0, "max_candidates must be >= 0")
         _require(self.block_links >= 0, "block_links must be >= 0")
+        _require(self.df_warmup >= 0, "df_warmup must be >= 0")
         _require(
             min(self.update_every, self.feedback, self.window) >= 1,
             "update_every, feedback and window must be >= 1",

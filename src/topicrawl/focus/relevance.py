@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -229,6 +230,10 @@ class TopicScorer:
             )
             for profile in topics
         )
+
+    def page_terms(self, page: Page) -> Counter[int]:
+        """The term counts of a page's title and text (new terms join the vocabulary)."""
+        return self.model.counts(self.tokenizer.tokens(f"{page.title}\n{page.text}"))
 
     def page_vector(self, page: Page, *, learn: bool) -> SparseVector:
         """The TF-IDF vector of a page's title and text; ``learn`` adds it to the collection."""

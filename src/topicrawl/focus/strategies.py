@@ -256,7 +256,9 @@ class FocusedStrategy(_Scoring):
     the page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor``
     with ``anchor`` the cosine of its block's extended anchor text (scaled down in a block of
     more than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words
-    when that is higher. Links under
+    when that is higher. A page counts in the collection's document frequencies in full if
+    judged off-topic, as ``relevant_df_weight`` of a page if relevant (after the first
+    ``df_warmup`` pages), so the topic's own words do not become the commonest. Links under
     ``link_ratio * threshold`` wait in a bounded candidate pool and are queued when the
     threshold comes down (or on :meth:`on_idle`). Every ``update_every`` relevant pages of a
     topic, its vector is updated (GA + Rocchio); :meth:`learned_state` and :meth:`restore`
@@ -328,9 +330,15 @@ class FocusedStrategy(_Scoring):
 
     def on_page(self, page: Page) -> StrategyResult:
         scorer, o = self.scorer, self.focused
-        relevance, vector = _score(scorer, page)
+        # Scored against the collection as it was, then counted in it with a weight that
+        # depends on the verdict (see ``relevant_df_weight``).
+        counts = scorer.page_terms(page)
+        vector = scorer.model.weigh(counts)
+        relevance = scorer.relevance(vector)
         similarity = relevance.score
         relevant = similarity >= self.threshold
+        if page.duplicate_of is None:  # a duplicate's text is already counted
+            scorer.model.add_document(counts, weight=self._document_weight(relevant=relevant))
         links = list(self._links(page))
         anchors = self._anchor_scores(links)
         on_topic = sum(1 for link in links if anchors[link.url] > o.on_topic_anchor)
@@ -424,8 +432,14 @@ class FocusedStrategy(_Scoring):
             return self.candidates.release(self.link_threshold)
         return []
 
+    def _document_weight(self, *, relevant: bool) -> float:
+        o = self.focused
+        if relevant and self._pages >= o.df_warmup:
+            return o.relevant_df_weight
+        return 1.0
+
     def _document_share(self, term_id: int) -> float:
-        """The share of the crawled pages that contain the term."""
+        """The (weighted) share of the crawled pages that contain the term."""
         model = self.scorer.model
         return model.df(term_id) / model.documents if model.documents else 0.0
 

@@ -73,26 +73,28 @@ class TfidfModel:
     A term's weight in a document is ``tf * log(N / n_k + 0.01)`` (``tf`` its count in the
     document, ``N`` the documents seen, ``n_k`` those containing the term), and vectors are
     L2-normalised. A term no document has contained yet counts as ``n_k = 1``, and ``N`` is
-    at least ``n_k``, so every IDF is at least ``log(1.01)`` and never undefined.
+    at least ``n_k``, so every IDF is at least ``log(1.01)`` and never undefined. A document
+    may be added with a weight (1 by default): it then counts as that fraction of a document
+    in ``N`` and in the ``n_k`` of its terms.
     """
 
     def __init__(self, *, vocabulary: Vocabulary | None = None) -> None:
         self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
-        self._df: dict[int, int] = {}
-        self._documents = 0
+        self._df: dict[int, float] = {}
+        self._documents = 0.0
 
     @property
-    def documents(self) -> int:
-        """``N``: how many documents have been added."""
+    def documents(self) -> float:
+        """``N``: the documents added, each counted with its weight."""
         return self._documents
 
-    def df(self, term_id: int) -> int:
-        """``n_k``: how many added documents contain the term."""
-        return self._df.get(term_id, 0)
+    def df(self, term_id: int) -> float:
+        """``n_k``: the added documents that contain the term, each counted with its weight."""
+        return self._df.get(term_id, 0.0)
 
     def idf(self, term_id: int) -> float:
         """``log(N / n_k + 0.01)`` for the term, under the conventions above."""
-        containing = max(self._df.get(term_id, 0), 1)
+        containing = max(self._df.get(term_id, 0.0), 1.0)
         return math.log(max(self._documents, containing) / containing + 0.01)
 
     def counts(self, tokens: Iterable[str]) -> Counter[int]:
@@ -100,12 +102,21 @@ class TfidfModel:
         id_of = self.vocabulary.id_of
         return Counter(id_of(token) for token in tokens)
 
-    def add_document(self, counts: Mapping[int, int]) -> None:
-        """Count one more document containing the terms of ``counts``."""
+    def add_document(self, counts: Mapping[int, int], *, weight: float = 1.0) -> None:
+        """Count one more document containing the terms of ``counts``, as ``weight`` of a
+        document (0 leaves the counts as they are).
+
+        Raises:
+            ValueError: ``weight`` is negative or not finite.
+        """
+        if not (math.isfinite(weight) and weight >= 0.0):
+            raise ValueError(f"a document's weight must be finite and >= 0, not {weight}")
+        if weight == 0.0:
+            return
         df = self._df
         for term_id in counts:
-            df[term_id] = df.get(term_id, 0) + 1
-        self._documents += 1
+            df[term_id] = df.get(term_id, 0.0) + weight
+        self._documents += weight
 
     def weigh(self, counts: Mapping[int, int]) -> SparseVector:
         """The L2-normalised TF-IDF vector of a document's term counts."""
@@ -113,7 +124,7 @@ class TfidfModel:
         df = self._df
         weights: SparseVector = {}
         for term_id, tf in counts.items():
-            containing = max(df.get(term_id, 0), 1)
+            containing = max(df.get(term_id, 0.0), 1.0)
             weights[term_id] = tf * math.log(max(documents, containing) / containing + 0.01)
         return normalized(weights)
 

@@ -89,6 +89,8 @@ def test_unknown_strategy_is_a_config_error_naming_the_choices() -> None:
         ("focused", {"window": True}, "wrong type"),
         ("focused", {"ga_population": 1}, "population"),
         ("focused", {"block_links": -1}, "block_links"),
+        ("focused", {"relevant_df_weight": 1.5}, "relevant_df_weight"),
+        ("focused", {"df_warmup": -1}, "df_warmup"),
         ("shark", {"anchor_weight": -0.1}, "anchor_weight"),
         ("bfs", {"decay": 0.5}, "unknown strategy option"),
         ("bfs", {"user_words": "abc"}, "wrong type"),
@@ -358,6 +360,35 @@ def test_duplicates_do_not_count_in_collection_statistics() -> None:
     strategy.on_page(_page("http://a/", "crawler spider"))
     strategy.on_page(_page("http://b/", "crawler spider", duplicate_of="http://a/"))
     assert strategy.scorer.model.documents == 1
+
+
+def test_relevant_pages_count_less_in_document_frequencies_after_the_warmup() -> None:
+    strategy = _focused(adaptive=False, evolve=False, relevant_df_weight=0.5, df_warmup=1)
+    model = strategy.scorer.model
+    # The first page counts in full (warm-up), relevant or not.
+    assert strategy.on_page(_page("http://a/", "crawler crawler spider")).relevant
+    assert model.documents == pytest.approx(1.0)
+    # After it, a relevant page counts half, an off-topic one in full.
+    assert strategy.on_page(_page("http://b/", "crawler guide")).relevant
+    assert model.documents == pytest.approx(1.5)
+    assert not strategy.on_page(_page("http://c/", "cooking pasta")).relevant
+    assert model.documents == pytest.approx(2.5)
+    crawler = model.vocabulary.id_of("crawler")
+    assert model.df(crawler) == pytest.approx(1.5)
+    # Full weight (1.0) gives the plain collection statistics.
+    plain = _focused(adaptive=False, evolve=False, relevant_df_weight=1.0, df_warmup=0)
+    for url, text in (("http://a/", "crawler crawler spider"), ("http://b/", "crawler guide")):
+        plain.on_page(_page(url, text))
+    assert plain.scorer.model.documents == pytest.approx(2.0)
+
+
+def test_a_page_is_scored_before_it_joins_the_collection() -> None:
+    # On an empty collection every IDF is the same, so the first page's score is its plain
+    # tf cosine, whether or not it then counts.
+    strategy = _focused(df_warmup=0, relevant_df_weight=0.0)
+    result = strategy.on_page(_page("http://a/", "crawler crawler spider"))
+    assert result.relevance == pytest.approx(FIRST_PAGE)
+    assert strategy.scorer.model.documents == 0
 
 
 class _Judge:

@@ -74,6 +74,27 @@ def test_document_frequencies_update_as_pages_arrive() -> None:
     assert model.idf(web) > model.idf(crawler)
 
 
+def test_a_weighted_document_counts_as_that_fraction_of_one() -> None:
+    model = _model("crawler web", "cooking")
+    model.add_document(model.counts(["crawler"]), weight=0.5)
+    model.add_document(model.counts(["cooking"]), weight=0.0)  # counts for nothing
+    crawler = model.vocabulary.id_of("crawler")
+    assert model.documents == pytest.approx(2.5)
+    assert model.df(crawler) == pytest.approx(1.5)
+    assert model.idf(crawler) == pytest.approx(math.log(2.5 / 1.5 + 0.01))
+    # A term only in down-weighted documents still counts as in one document at least.
+    model.add_document(model.counts(["rare"]), weight=0.25)
+    assert model.idf(model.vocabulary.id_of("rare")) == pytest.approx(math.log(2.75 / 1 + 0.01))
+
+
+@pytest.mark.parametrize("weight", [-0.1, math.inf, math.nan])
+def test_a_documents_weight_must_be_finite_and_not_negative(weight: float) -> None:
+    model = TfidfModel()
+    with pytest.raises(ValueError, match="weight"):
+        model.add_document(model.counts(["a"]), weight=weight)
+    assert model.documents == 0
+
+
 def test_vectorize_without_add_leaves_statistics_alone() -> None:
     model = _model("a b")
     model.vectorize(["a", "z"])
