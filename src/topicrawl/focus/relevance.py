@@ -236,8 +236,12 @@ class TopicScorer:
         return self.model.counts(self.tokenizer.tokens(f"{page.title}\n{page.text}"))
 
     def page_vector(self, page: Page, *, learn: bool) -> SparseVector:
-        """The TF-IDF vector of a page's title and text; ``learn`` adds it to the collection."""
-        return self.model.vectorize(self.tokenizer.tokens(f"{page.title}\n{page.text}"), add=learn)
+        """The TF-IDF vector of a page's title and text; ``learn`` first adds it to the
+        collection."""
+        counts = self.page_terms(page)
+        if learn:
+            self.model.add_document(counts)
+        return self.model.weigh(counts)
 
     def text_vector(self, text: str) -> SparseVector:
         """The TF-IDF vector of a short text (an anchor block), not added to the collection."""

@@ -383,11 +383,21 @@ def test_relevant_pages_count_less_in_document_frequencies_after_the_warmup() ->
 
 
 def test_a_page_is_scored_before_it_joins_the_collection() -> None:
-    # On an empty collection every IDF is the same, so the first page's score is its plain
-    # tf cosine, whether or not it then counts.
+    strategy = _focused(adaptive=False, evolve=False, df_warmup=0, relevant_df_weight=1.0)
+    strategy.on_page(_page("http://a/", "cooking pasta"))
+    strategy.on_page(_page("http://b/", "cooking soup"))
+    # Against the two pages before it: idf(crawler) = log(2 / 1 + 0.01) (unseen, counted as
+    # in one page), idf(cooking) = log(2 / 2 + 0.01). Had the page joined first (N = 3), the
+    # cosine would be log(3.01) / sqrt(log(3.01)^2 + log(1.01)^2) instead.
+    result = strategy.on_page(_page("http://c/", "crawler cooking"))
+    crawler, cooking = math.log(2.01), math.log(1.01)
+    assert result.relevance == pytest.approx(crawler / math.hypot(crawler, cooking), rel=1e-9)
+    assert strategy.scorer.model.documents == pytest.approx(3.0)
+
+
+def test_a_page_of_weight_zero_leaves_the_collection_alone() -> None:
     strategy = _focused(df_warmup=0, relevant_df_weight=0.0)
-    result = strategy.on_page(_page("http://a/", "crawler crawler spider"))
-    assert result.relevance == pytest.approx(FIRST_PAGE)
+    assert strategy.on_page(_page("http://a/", "crawler crawler spider")).relevant
     assert strategy.scorer.model.documents == 0
 
 
