@@ -136,7 +136,7 @@ class CrawlSettings(BaseSettings):
         0,
         ge=0,
         description=(
-            "URLs worked on at once (fetched, parsed or stored); 0 = 1.5 x concurrency for bfs,"
+            "URLs worked on at once (fetched, parsed or stored); 0 = 3 x concurrency for bfs,"
             " concurrency for scoring strategies. Above concurrency, requests go on while"
             " fetched pages are parsed and stored; requests in flight stay capped by"
             " concurrency and politeness.per_host."

@@ -19,12 +19,14 @@ Memory per seen URL:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
 from rbloom import Bloom
 
 from topicrawl.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["ExactStore", "FingerprintSet", "SeenUrls"]
 
@@ -45,6 +47,11 @@ class FingerprintSet:
     __slots__ = ("_base", "_recent")
 
     def __init__(self, fps: Iterable[int] = ()) -> None:
+        # numpy (~20 MB, ~0.05 s to import) is loaded by the first in-memory exact store, not
+        # by every crawl: the SQLite frontier keeps its exact store in the database.
+        global np  # noqa: PLW0603 - the module-level name the methods use
+        import numpy as np  # noqa: PLC0415
+
         self._base = np.empty(0, dtype=np.int64)
         self._recent: set[int] = set()
         self.add_many(list(fps))

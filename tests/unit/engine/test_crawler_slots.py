@@ -142,7 +142,7 @@ def test_by_default_only_breadth_first_crawls_hold_more_urls_than_requests() -> 
     settings = CrawlSettings(concurrency=8)
     bfs = make_strategy("bfs", topics=())
     focused = make_strategy("focused", topics=("comets",))
-    assert _pages_in_hand(settings, bfs) == 12
+    assert _pages_in_hand(settings, bfs) == 24
     assert _pages_in_hand(settings, focused) == 8
     asked = CrawlSettings(concurrency=8, pages_in_hand=20)
     assert _pages_in_hand(asked, focused) == 20
