@@ -18,6 +18,7 @@ from topicrawl.focus.evolve import (
 )
 from topicrawl.focus.links import (
     CandidatePool,
+    TemplateBlocks,
     block_sizes,
     block_texts,
     diluted_block_score,
@@ -76,6 +77,7 @@ __all__ = [
     "SharkOptions",
     "SharkStrategy",
     "StrategyOptions",
+    "TemplateBlocks",
     "ThresholdController",
     "ThresholdMove",
     "ThresholdSettings",

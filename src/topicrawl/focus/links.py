@@ -6,13 +6,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from topicrawl.core.models import Link, Request
 
 __all__ = [
     "CandidatePool",
+    "TemplateBlocks",
     "block_sizes",
     "block_texts",
     "diluted_block_score",
@@ -210,3 +211,47 @@ class CandidatePool:
 def _rank(entry: tuple[float, int, Request]) -> tuple[float, int]:
     # Best score first; among equals, the earlier candidate first.
     return entry[0], -entry[1]
+
+
+class TemplateBlocks:
+    """Link blocks that repeat across a host's pages: the site's template (navigation bars,
+    breadcrumbs, footers), told apart from the blocks the page's author wrote.
+
+    A block is known by its extended anchor text; one that holds at least ``min_links`` links
+    and has been seen on at least ``min_pages`` pages of the host (this one included) is
+    template. Its anchors are the same on every page, and its URLs are made from the page's
+    own address (a "Use" or "Tree" link next to every class page), so neither says anything
+    about the target. At most ``capacity`` block texts are counted per crawl; past it, new
+    texts are not counted (blocks already counted still are).
+    """
+
+    def __init__(self, *, min_pages: int, min_links: int = 3, capacity: int = 50_000) -> None:
+        if min_pages < 0 or min_links < 1 or capacity < 0:
+            raise ValueError("min_pages and capacity must be >= 0, min_links >= 1")
+        self._min_pages = min_pages
+        self._min_links = min_links
+        self._capacity = capacity
+        self._pages: dict[tuple[str, str], int] = {}
+
+    def observe(
+        self, host: str, texts: Mapping[int, str], sizes: Mapping[int, int]
+    ) -> frozenset[int]:
+        """Count one page's blocks (``texts`` and ``sizes`` by block number) on ``host``;
+        return the numbers of its template blocks (none when ``min_pages`` is 0)."""
+        if self._min_pages <= 0:
+            return frozenset()
+        counts = self._pages
+        template: list[int] = []
+        for block, text in texts.items():
+            if sizes.get(block, 0) < self._min_links or not text:
+                continue
+            key = (host, text)
+            seen = counts.get(key)
+            if seen is None:
+                if len(counts) >= self._capacity:
+                    continue
+                seen = 0
+            counts[key] = seen + 1
+            if seen + 1 >= self._min_pages:
+                template.append(block)
+        return frozenset(template)

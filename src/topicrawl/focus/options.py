@@ -89,6 +89,15 @@ class FocusedOptions(StrategyOptions):
             anchor score is scaled by ``block_links / links in the block`` (a 200-link
             "all implementing classes" list that names the topic once in a while no longer
             lifts every link in it); 0: never scaled.
+        template_pages, template_links, template_inherited: a block of at least
+            ``template_links`` links whose extended anchor text has been seen on
+            ``template_pages`` pages of the host is the site's template (navigation bar,
+            breadcrumb, footer): its links get no anchor score (neither the block's nor their
+            own words: the anchors are the template's, and its URLs are made from the page's
+            own address, such as a "Use" link to every class's cross-reference page) and
+            pass on ``template_inherited`` of the page's inherited score. 0 pages: off.
+            Measured (Java docs, 6 topics, F90/oracle): off 2.77, 3 pages 2.15 (5 pages
+            2.56), with the inherited score passed on in full 2.43; Python 1.52 -> 1.51.
         relevant_df_weight: how much a page judged relevant counts in the collection's
             document frequencies (an off-topic page counts 1). A focused crawl fetches mostly
             on-topic pages, so counted in full they give the topic's own words the lowest IDF
@@ -121,6 +130,9 @@ class FocusedOptions(StrategyOptions):
     on_topic_anchor: float = 0.0
     link_words: bool = True
     block_links: int = 20
+    template_pages: int = 3
+    template_links: int = 3
+    template_inherited: float = 0.0
     relevant_df_weight: float = 0.5
     df_warmup: int = 20
     link_ratio: float = 0.5
@@ -163,9 +175,12 @@ class FocusedOptions(StrategyOptions):
             "on_topic_anchor",
             "link_ratio",
             "relevant_df_weight",
+            "template_inherited",
         )
         _require(self.max_candidates >= 0, "max_candidates must be >= 0")
         _require(self.block_links >= 0, "block_links must be >= 0")
+        _require(self.template_pages >= 0, "template_pages must be >= 0")
+        _require(self.template_links >= 1, "template_links must be >= 1")
         _require(self.df_warmup >= 0, "df_warmup must be >= 0")
         _require(
             min(self.update_every, self.feedback, self.window) >= 1,

@@ -5,6 +5,7 @@ import pytest
 from topicrawl.core.models import Link, Request
 from topicrawl.focus import (
     CandidatePool,
+    TemplateBlocks,
     block_sizes,
     block_texts,
     diluted_block_score,
@@ -151,3 +152,33 @@ def test_zero_capacity_pool_holds_nothing() -> None:
     pool = CandidatePool(capacity=0)
     pool.add(_request("http://a/1", 0.5))
     assert len(pool) == 0
+
+
+NAV = "Overview | Package | Use | Tree"
+
+
+def test_a_block_on_enough_pages_of_a_host_is_template() -> None:
+    templates = TemplateBlocks(min_pages=3, min_links=3)
+    page = {0: NAV, 1: "Lock | Condition"}
+    sizes = {0: 4, 1: 2}
+    assert templates.observe("docs", page, sizes) == frozenset()
+    assert templates.observe("docs", page, sizes) == frozenset()
+    # Third page with the same navigation bar: it is template; the 2-link block never is.
+    assert templates.observe("docs", page, sizes) == {0}
+    # Another host's pages are counted apart.
+    assert templates.observe("other", page, sizes) == frozenset()
+
+
+def test_template_blocks_need_enough_links_and_a_text() -> None:
+    templates = TemplateBlocks(min_pages=1, min_links=3)
+    assert templates.observe("docs", {0: NAV, 1: "", 2: "a | b"}, {0: 3, 1: 5, 2: 2}) == {0}
+
+
+def test_template_detection_off_or_full() -> None:
+    off = TemplateBlocks(min_pages=0)
+    assert off.observe("docs", {0: NAV}, {0: 4}) == frozenset()
+    full = TemplateBlocks(min_pages=2, capacity=1)
+    full.observe("docs", {0: NAV, 1: "a | b | c"}, {0: 4, 1: 3})  # only NAV fits
+    assert full.observe("docs", {0: NAV, 1: "a | b | c"}, {0: 4, 1: 3}) == {0}
+    with pytest.raises(ValueError, match="min_links"):
+        TemplateBlocks(min_pages=2, min_links=0)

@@ -285,6 +285,59 @@ def test_focused_link_words_score_a_link_diluted_in_its_block() -> None:
     )
 
 
+def _nav_page(url: str, name: str) -> Page:
+    # A class page of a documentation site: the site's navigation bar (whose "Use" link goes
+    # to the class's cross-reference page, named after the class) and one link in the text.
+    nav = "Overview | Package | Use | Tree"
+    links = [
+        Link("http://d/overview.html", "Overview", block=0, block_text=nav),
+        Link("http://d/package.html", "Package", block=0, block_text=nav),
+        Link(f"http://d/use/{name}.html", "Use", block=0, block_text=nav),
+        Link("http://d/tree.html", "Tree", block=0, block_text=nav),
+        Link(f"http://d/{name}Crawler.html", "the crawler", block=1, block_text="the crawler"),
+    ]
+    return _page(url, "crawler", links, reasons={"inherited": 0.4})
+
+
+def test_focused_site_template_links_get_no_anchor_score() -> None:
+    strategy = _focused(adaptive=False, evolve=False, template_pages=2)
+    # First page: the bar is not known as template yet; "Use" + URL words "use Web" score 0
+    # against "crawler", and the link inherits 0.5 * pu, pu = 0.7 * 1 + 0.3 * 1 (the best
+    # page so far, the most on-topic links so far): priority 0.5 * 0.5 + 0.5 * 0.
+    first = _by_url(strategy.on_page(_nav_page("http://d/Web.html", "Web")).requests)
+    assert first["http://d/use/Web.html"].score == pytest.approx(0.25)
+    assert "template" not in first["http://d/use/Web.html"].reasons
+    # Second page with the same bar: its links are template, so anchor 0 and nothing
+    # inherited (template_inherited 0): priority 0, held back under the link threshold.
+    page = _nav_page("http://d/Spider.html", "Spider")
+    second = strategy.on_page(page)
+    assert "http://d/use/Spider.html" in strategy.candidates
+    queued = _by_url(second.requests)
+    assert "http://d/use/Spider.html" not in queued
+    # The link in the text keeps its own words: "the crawler" + "Spider Crawler".
+    assert queued["http://d/SpiderCrawler.html"].reasons["anchor"] > 0.0
+    assert "template" not in queued["http://d/SpiderCrawler.html"].reasons
+
+
+def test_focused_template_links_can_pass_on_the_inherited_score() -> None:
+    strategy = _focused(adaptive=False, evolve=False, template_pages=1, template_inherited=0.5)
+    requests = _by_url(strategy.on_page(_nav_page("http://d/Web.html", "Web")).requests)
+    use = requests["http://d/use/Web.html"]
+    # Template from the first page: anchor 0, half of inherited 0.5 * pu (pu = 1).
+    assert use.reasons == pytest.approx(
+        {
+            "anchor": 0.0,
+            "inherited": 0.25,
+            "hub": 1.0,
+            "importance": 1.0,
+            "page": 1.0,
+            "template": 1.0,
+        }
+    )
+    assert use.score == pytest.approx(0.5 * 0.25)
+    assert use.inherited == pytest.approx(0.25)
+
+
 def test_focused_block_anchor_text_is_every_links_anchor_score() -> None:
     strategy = _focused(link_words=False)
     block = "crawler guide cooking tips"
