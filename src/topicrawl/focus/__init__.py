@@ -29,6 +29,7 @@ from topicrawl.focus.links import (
     page_importance,
     shark_potential,
     split_identifiers,
+    url_directory_words,
     url_words,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions
@@ -109,5 +110,6 @@ __all__ = [
     "shark_potential",
     "split_identifiers",
     "update_topic",
+    "url_directory_words",
     "url_words",
 ]

@@ -25,6 +25,7 @@ __all__ = [
     "relative_to_best",
     "shark_potential",
     "split_identifiers",
+    "url_directory_words",
     "url_words",
 ]
 
@@ -87,6 +88,18 @@ def url_words(url: str) -> str:
         return ""
     path = _FILE_SUFFIX.sub("", path)
     return " ".join(split_identifiers(part) for part in _URL_SEPARATORS.split(path) if part)
+
+
+def url_directory_words(url: str) -> str:
+    """The words of the directories of a URL's path, without its last segment (the file):
+    ``http://h/api/java/util/concurrent/ReentrantLock.html`` -> ``"api java util concurrent"``.
+    """
+    try:
+        path = unquote(urlsplit(url).path[:_MAX_URL_PATH])
+    except ValueError:
+        return ""
+    directory = path[: path.rfind("/") + 1]
+    return " ".join(split_identifiers(part) for part in _URL_SEPARATORS.split(directory) if part)
 
 
 def link_words(link: Link) -> str:

@@ -89,6 +89,11 @@ class FocusedOptions(StrategyOptions):
             anchor score is scaled by ``block_links / links in the block`` (a 200-link
             "all implementing classes" list that names the topic once in a while no longer
             lifts every link in it); 0: never scaled.
+        directory_words: a link's own words also score by the directories of its URL alone
+            (``/api/java/util/concurrent/Phaser.html`` -> ``api java util concurrent``), and
+            the link takes the better score: a file name the topic lacks (``Phaser``) no
+            longer drowns a directory that names it. Measured (F90/oracle, template links
+            on): Java 2.15 -> 1.92, Python 1.51 -> 1.46, demo 5.44 -> 4.73.
         template_pages, template_links, template_inherited: a block of at least
             ``template_links`` links whose extended anchor text has been seen on
             ``template_pages`` pages of the host is the site's template (navigation bar,
@@ -130,6 +135,7 @@ class FocusedOptions(StrategyOptions):
     on_topic_anchor: float = 0.0
     link_words: bool = True
     block_links: int = 20
+    directory_words: bool = True
     template_pages: int = 3
     template_links: int = 3
     template_inherited: float = 0.0

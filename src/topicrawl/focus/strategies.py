@@ -32,6 +32,7 @@ from topicrawl.focus.links import (
     relative_to_best,
     shark_potential,
     split_identifiers,
+    url_directory_words,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions, build_options
 from topicrawl.focus.relevance import (
@@ -261,16 +262,17 @@ class FocusedStrategy(_Scoring):
     inherits ``a * pu`` if the page is relevant (``cos >= threshold``), else ``a`` times the
     page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor`` with
     ``anchor`` the cosine of its block's extended anchor text (scaled down in a block of more
-    than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words when
-    that is higher. A link in a block of the site's template (the same block text on
-    ``template_pages`` pages of the host) gets no anchor score and passes on
-    ``template_inherited`` of the inherited score. A page counts in the collection's document
-    frequencies in full if judged off-topic, as ``relevant_df_weight`` of a page if relevant
-    (after the first ``df_warmup`` pages), so the topic's own words do not become the commonest.
-    Links under ``link_ratio * threshold`` wait in a bounded candidate pool and are queued when
-    the threshold comes down (or on :meth:`on_idle`). Every ``update_every`` relevant pages of a
-    topic, its vector is updated (GA + Rocchio); :meth:`learned_state` and :meth:`restore` carry
-    the vectors and the threshold across a resumed crawl.
+    than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words, or
+    (``directory_words``) of its URL's directories alone, whichever is highest. A link in a
+    block of the site's template (the same block text on ``template_pages`` pages of the host)
+    gets no anchor score and passes on ``template_inherited`` of the inherited score. A page
+    counts in the collection's document frequencies in full if judged off-topic, as
+    ``relevant_df_weight`` of a page if relevant (after the first ``df_warmup`` pages), so the
+    topic's own words do not become the commonest. Links under ``link_ratio * threshold`` wait
+    in a bounded candidate pool and are queued when the threshold comes down (or on
+    :meth:`on_idle`). Every ``update_every`` relevant pages of a topic, its vector is updated
+    (GA + Rocchio); :meth:`learned_state` and :meth:`restore` carry the vectors and the
+    threshold across a resumed crawl.
     """
 
     name = "focused"
@@ -433,6 +435,12 @@ class FocusedStrategy(_Scoring):
             score = own.get(words)
             if score is None:
                 score = own[words] = scorer.text_relevance(words)
+            if self.focused.directory_words:
+                directory = url_directory_words(link.url)
+                in_directory = own.get(directory)
+                if in_directory is None:
+                    in_directory = own[directory] = scorer.text_relevance(directory)
+                score = max(score, in_directory)
             scores[link.url] = max(blocks[link.block], score)
         return scores
 

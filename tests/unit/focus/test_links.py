@@ -14,6 +14,7 @@ from topicrawl.focus import (
     link_priority,
     page_importance,
     shark_potential,
+    url_directory_words,
 )
 
 
@@ -182,3 +183,17 @@ def test_template_detection_off_or_full() -> None:
     assert full.observe("docs", {0: NAV, 1: "a | b | c"}, {0: 4, 1: 3}) == {0}
     with pytest.raises(ValueError, match="min_links"):
         TemplateBlocks(min_pages=2, min_links=0)
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://h/api/java/util/concurrent/ReentrantLock.html", "api java util concurrent"),
+        ("http://h/web-crawler/", "web crawler"),
+        ("http://h/guides/WebCrawler/intro.html", "guides Web Crawler"),
+        ("http://h/index.html", ""),
+        ("http://h", ""),
+    ],
+)
+def test_url_directory_words_leave_out_the_file(url: str, words: str) -> None:
+    assert url_directory_words(url) == words

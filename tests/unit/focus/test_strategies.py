@@ -285,6 +285,19 @@ def test_focused_link_words_score_a_link_diluted_in_its_block() -> None:
     )
 
 
+def test_focused_directory_words_score_a_link_apart_from_its_file_name() -> None:
+    links = [Link("http://a/crawler/Phaser.html", "Phaser", block=0, block_text="Phaser")]
+    page = _page("http://a/", "crawler spider", links)
+    with_dirs = _by_url(_focused().on_page(page).requests)["http://a/crawler/Phaser.html"]
+    without = _by_url(_focused(directory_words=False).on_page(page).requests)
+    # On a fresh collection every IDF is log(1.01): "Phaser crawler Phaser" (anchor + URL
+    # words) has cosine 1 / sqrt(5) to "crawler"; the directory "crawler" alone has cosine 1.
+    assert without["http://a/crawler/Phaser.html"].reasons["anchor"] == pytest.approx(
+        1 / math.sqrt(5)
+    )
+    assert with_dirs.reasons["anchor"] == pytest.approx(1.0)
+
+
 def _nav_page(url: str, name: str) -> Page:
     # A class page of a documentation site: the site's navigation bar (whose "Use" link goes
     # to the class's cross-reference page, named after the class) and one link in the text.
