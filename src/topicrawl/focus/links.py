@@ -234,17 +234,31 @@ class TemplateBlocks:
     and has been seen on at least ``min_pages`` pages of the host (this one included) is
     template. Its anchors are the same on every page, and its URLs are made from the page's
     own address (a "Use" or "Tree" link next to every class page), so neither says anything
-    about the target. At most ``capacity`` block texts are counted per crawl; past it, new
-    texts are not counted (blocks already counted still are).
+    about the target. A block whose anchors (the parts of its text between ``" | "``) overlap
+    those of a known template block of the host by at least ``similarity`` (Jaccard) is
+    template too: the same bar on another kind of page, one entry more or less (below 1).
+    At most ``capacity`` block texts are counted per crawl; past it, new texts are not
+    counted (blocks already counted still are).
     """
 
-    def __init__(self, *, min_pages: int, min_links: int = 3, capacity: int = 50_000) -> None:
-        if min_pages < 0 or min_links < 1 or capacity < 0:
-            raise ValueError("min_pages and capacity must be >= 0, min_links >= 1")
+    def __init__(
+        self,
+        *,
+        min_pages: int,
+        min_links: int = 3,
+        similarity: float = 1.0,
+        capacity: int = 50_000,
+    ) -> None:
+        if min_pages < 0 or min_links < 1 or capacity < 0 or not 0.0 < similarity <= 1.0:
+            raise ValueError(
+                "min_pages and capacity must be >= 0, min_links >= 1, similarity in (0, 1]"
+            )
         self._min_pages = min_pages
         self._min_links = min_links
+        self._similarity = similarity
         self._capacity = capacity
         self._pages: dict[tuple[str, str], int] = {}
+        self._known: dict[str, list[frozenset[str]]] = {}
 
     def observe(
         self, host: str, texts: Mapping[int, str], sizes: Mapping[int, int]
@@ -267,4 +281,23 @@ class TemplateBlocks:
             counts[key] = seen + 1
             if seen + 1 >= self._min_pages:
                 template.append(block)
+                if seen + 1 == self._min_pages:
+                    self._remember(host, text)
+            elif self._similarity < 1.0 and self._like_known(host, text):
+                template.append(block)
         return frozenset(template)
+
+    def _remember(self, host: str, text: str) -> None:
+        known = self._known.setdefault(host, [])
+        if len(known) < _MAX_KNOWN_TEMPLATES:
+            known.append(frozenset(text.split(" | ")))
+
+    def _like_known(self, host: str, text: str) -> bool:
+        anchors = frozenset(text.split(" | "))
+        return any(
+            len(anchors & known) >= self._similarity * len(anchors | known)
+            for known in self._known.get(host, ())
+        )
+
+
+_MAX_KNOWN_TEMPLATES = 100  # template blocks per host compared with new blocks

@@ -284,7 +284,9 @@ class FocusedStrategy(_Scoring):
         self.judge = options.judge or ProfileJudge(scorer=self.scorer)
         self.candidates = CandidatePool(capacity=options.max_candidates)
         self.templates = TemplateBlocks(
-            min_pages=options.template_pages, min_links=options.template_links
+            min_pages=options.template_pages,
+            min_links=options.template_links,
+            similarity=options.template_similarity,
         )
         self._update = options.update_settings()
         self._random = random.Random(options.seed)

@@ -197,3 +197,19 @@ def test_template_detection_off_or_full() -> None:
 )
 def test_url_directory_words_leave_out_the_file(url: str, words: str) -> None:
     assert url_directory_words(url) == words
+
+
+def test_a_variant_of_a_known_template_block_is_template_at_once() -> None:
+    templates = TemplateBlocks(min_pages=2, min_links=3, similarity=0.8)
+    nav = "Overview | Package | Use | Tree | Help"
+    templates.observe("docs", {0: nav}, {0: 5})
+    assert templates.observe("docs", {0: nav}, {0: 5}) == {0}  # confirmed on 2 pages
+    # A package page's bar lacks "Package": 4 anchors shared of 5 = 0.8, template at once.
+    assert templates.observe("docs", {0: "Overview | Use | Tree | Help"}, {0: 4}) == {0}
+    # "Class" instead of "Package": 4 shared of 6 = 0.67, not template (first page).
+    assert templates.observe("docs", {0: "Overview | Class | Use | Tree | Help"}, {0: 5}) == set()
+    # Exact texts only (similarity 1): the variant waits for its own 2 pages.
+    exact = TemplateBlocks(min_pages=2, min_links=3)
+    exact.observe("docs", {0: nav}, {0: 5})
+    exact.observe("docs", {0: nav}, {0: 5})
+    assert exact.observe("docs", {0: "Overview | Use | Tree | Help"}, {0: 4}) == set()
