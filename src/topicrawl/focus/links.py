@@ -237,8 +237,10 @@ class TemplateBlocks:
     about the target. A block whose anchors (the parts of its text between ``" | "``) overlap
     those of a known template block of the host by at least ``similarity`` (Jaccard) is
     template too: the same bar on another kind of page, one entry more or less (below 1).
-    At most ``capacity`` block texts are counted per crawl; past it, new texts are not
-    counted (blocks already counted still are).
+    At most ``capacity`` block texts are counted per crawl (by hash, so a long text costs no
+    more than a short one); past it, new texts are not counted (blocks already counted still
+    are). The counts are not part of a crawl's saved state: a resumed crawl learns its
+    template again from its first pages.
     """
 
     def __init__(
@@ -257,7 +259,7 @@ class TemplateBlocks:
         self._min_links = min_links
         self._similarity = similarity
         self._capacity = capacity
-        self._pages: dict[tuple[str, str], int] = {}
+        self._pages: dict[tuple[str, int], int] = {}
         self._known: dict[str, list[frozenset[str]]] = {}
 
     def observe(
@@ -272,7 +274,7 @@ class TemplateBlocks:
         for block, text in texts.items():
             if sizes.get(block, 0) < self._min_links or not text:
                 continue
-            key = (host, text)
+            key = (host, hash(text))
             seen = counts.get(key)
             if seen is None:
                 if len(counts) >= self._capacity:
