@@ -107,7 +107,9 @@ class FocusedOptions(StrategyOptions):
             Measured (Java docs, 6 topics, F90/oracle): off 2.77, 3 pages 2.15 (5 pages
             2.56), with the inherited score passed on in full 2.43; Python 1.52 -> 1.51.
             With ``directory_words``: Java 2.52 without, 1.92 exact texts, 1.75 with
-            similarity 0.8 (0.7 the same); Python 1.46 all three.
+            similarity 0.8 (0.7 the same); Python 1.46 all three. A page that a template
+            block links to passes on ``template_inherited`` of its own inherited score too
+            (it may have been queued before the block was known): Java 1.75 -> 1.69.
         relevant_df_weight: how much a page judged relevant counts in the collection's
             document frequencies (an off-topic page counts 1). A focused crawl fetches mostly
             on-topic pages, so counted in full they give the topic's own words the lowest IDF

@@ -240,6 +240,7 @@ class SharkStrategy(_Scoring):
         return StrategyResult(similarity, tuple(requests), relevant=similarity >= o.threshold)
 
 
+_MAX_TEMPLATE_TARGETS = 200_000  # URLs remembered as linked from a template block
 _MAX_THRESHOLDS = 1000  # threshold moves kept in the history (the first is always kept)
 
 
@@ -295,6 +296,7 @@ class FocusedStrategy(_Scoring):
         self._feedback = [deque[SparseVector](maxlen=options.window) for _ in self.scorer.topics]
         self._relevant_since_update = [0] * len(self.scorer.topics)
         self._most_on_topic = 0
+        self._template_targets: set[str] = set()
         self._most_similar = 0.0
         self._pages = 0
         self._thresholds: list[tuple[int, float]] = [(0, self.controller.value)]
@@ -371,7 +373,7 @@ class FocusedStrategy(_Scoring):
             importance = page_importance(similarity=similarity, hub=hub, m1=o.m1)
         inherited = inherited_score(
             parent_similarity=importance,
-            parent_inherited=_inherited_of(page),
+            parent_inherited=self._inherited_through_template(page, links, template),
             parent_relevant=relevant,
             decay=o.decay,
         )
@@ -403,6 +405,21 @@ class FocusedStrategy(_Scoring):
         if page.duplicate_of is None:
             requests.extend(self._learn(page, vector, relevance, relevant=relevant))
         return StrategyResult(similarity, tuple(requests), relevant=relevant)
+
+    def _inherited_through_template(
+        self, page: Page, links: Sequence[Link], template: frozenset[int]
+    ) -> float:
+        """The page's inherited score, times ``template_inherited`` if a template block
+        links to it: a page queued through a template link before the block was known as
+        template (the first pages of a host) passes on no more than one queued after."""
+        targets = self._template_targets
+        for link in links:
+            if link.block in template and len(targets) < _MAX_TEMPLATE_TARGETS:
+                targets.add(link.url)
+        inherited = _inherited_of(page)
+        if page.url in targets or page.final_url in targets:
+            return inherited * self.focused.template_inherited
+        return inherited
 
     def _anchor_scores(
         self,

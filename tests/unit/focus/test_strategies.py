@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 
@@ -330,6 +331,23 @@ def test_focused_site_template_links_get_no_anchor_score() -> None:
     # The link in the text keeps its own words: "the crawler" + "Spider Crawler".
     assert queued["http://d/SpiderCrawler.html"].reasons["anchor"] > 0.0
     assert "template" not in queued["http://d/SpiderCrawler.html"].reasons
+
+
+def test_focused_a_template_links_target_passes_on_nothing_it_inherited() -> None:
+    strategy = _focused(adaptive=False, evolve=False, template_pages=2)
+    strategy.on_page(_nav_page("http://d/Web.html", "Web"))
+    strategy.on_page(_nav_page("http://d/Spider.html", "Spider"))  # the bar is template now
+    # The first page's "Tree" link was queued before that, inheriting 0.5. Fetched, its page
+    # is off-topic: its links would inherit 0.5 * 0.5, but a template block links to it.
+    tree = _page("http://d/tree.html", "pasta", [Link("http://d/x.html", "x", block=0)])
+    # Priority 0: held back under the link threshold, where on_idle finds it.
+    assert not strategy.on_page(dataclasses.replace(tree, reasons={"inherited": 0.5})).requests
+    request = _by_url(strategy.on_idle(10))["http://d/x.html"]
+    assert (request.inherited, request.score) == (0.0, 0.0)
+    # A page no template block links to keeps its inheritance: 0.5 * 0.5.
+    other = _page("http://d/other.html", "pasta", [Link("http://d/y.html", "y", block=0)])
+    (kept,) = strategy.on_page(dataclasses.replace(other, reasons={"inherited": 0.5})).requests
+    assert kept.inherited == pytest.approx(0.25)
 
 
 def test_focused_template_links_can_pass_on_the_inherited_score() -> None:
