@@ -18,6 +18,7 @@ from topicrawl.focus.evolve import (
 )
 from topicrawl.focus.links import (
     CandidatePool,
+    TemplateBlocks,
     block_sizes,
     block_texts,
     diluted_block_score,
@@ -28,6 +29,7 @@ from topicrawl.focus.links import (
     page_importance,
     shark_potential,
     split_identifiers,
+    url_directory_words,
     url_words,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions
@@ -76,6 +78,7 @@ __all__ = [
     "SharkOptions",
     "SharkStrategy",
     "StrategyOptions",
+    "TemplateBlocks",
     "ThresholdController",
     "ThresholdMove",
     "ThresholdSettings",
@@ -107,5 +110,6 @@ __all__ = [
     "shark_potential",
     "split_identifiers",
     "update_topic",
+    "url_directory_words",
     "url_words",
 ]

@@ -6,13 +6,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from topicrawl.core.models import Link, Request
 
 __all__ = [
     "CandidatePool",
+    "TemplateBlocks",
     "block_sizes",
     "block_texts",
     "diluted_block_score",
@@ -24,6 +25,7 @@ __all__ = [
     "relative_to_best",
     "shark_potential",
     "split_identifiers",
+    "url_directory_words",
     "url_words",
 ]
 
@@ -86,6 +88,18 @@ def url_words(url: str) -> str:
         return ""
     path = _FILE_SUFFIX.sub("", path)
     return " ".join(split_identifiers(part) for part in _URL_SEPARATORS.split(path) if part)
+
+
+def url_directory_words(url: str) -> str:
+    """The words of the directories of a URL's path, without its last segment (the file):
+    ``http://h/api/java/util/concurrent/ReentrantLock.html`` -> ``"api java util concurrent"``.
+    """
+    try:
+        path = unquote(urlsplit(url).path[:_MAX_URL_PATH])
+    except ValueError:
+        return ""
+    directory = path[: path.rfind("/") + 1]
+    return " ".join(split_identifiers(part) for part in _URL_SEPARATORS.split(directory) if part)
 
 
 def link_words(link: Link) -> str:
@@ -210,3 +224,82 @@ class CandidatePool:
 def _rank(entry: tuple[float, int, Request]) -> tuple[float, int]:
     # Best score first; among equals, the earlier candidate first.
     return entry[0], -entry[1]
+
+
+class TemplateBlocks:
+    """Link blocks that repeat across a host's pages: the site's template (navigation bars,
+    breadcrumbs, footers), told apart from the blocks the page's author wrote.
+
+    A block is known by its extended anchor text; one that holds at least ``min_links`` links
+    and has been seen on at least ``min_pages`` pages of the host (this one included) is
+    template. Its anchors are the same on every page, and its URLs are made from the page's
+    own address (a "Use" or "Tree" link next to every class page), so neither says anything
+    about the target. A block whose anchors (the parts of its text between ``" | "``) overlap
+    those of a known template block of the host by at least ``similarity`` (Jaccard) is
+    template too: the same bar on another kind of page, one entry more or less (below 1).
+    At most ``capacity`` block texts are counted per crawl (by hash, so a long text costs no
+    more than a short one); past it, new texts are not counted (blocks already counted still
+    are). The counts are not part of a crawl's saved state: a resumed crawl learns its
+    template again from its first pages.
+    """
+
+    def __init__(
+        self,
+        *,
+        min_pages: int,
+        min_links: int = 3,
+        similarity: float = 1.0,
+        capacity: int = 50_000,
+    ) -> None:
+        if min_pages < 0 or min_links < 1 or capacity < 0 or not 0.0 < similarity <= 1.0:
+            raise ValueError(
+                "min_pages and capacity must be >= 0, min_links >= 1, similarity in (0, 1]"
+            )
+        self._min_pages = min_pages
+        self._min_links = min_links
+        self._similarity = similarity
+        self._capacity = capacity
+        self._pages: dict[tuple[str, int], int] = {}
+        self._known: dict[str, list[frozenset[str]]] = {}
+
+    def observe(
+        self, host: str, texts: Mapping[int, str], sizes: Mapping[int, int]
+    ) -> frozenset[int]:
+        """Count one page's blocks (``texts`` and ``sizes`` by block number) on ``host``;
+        return the numbers of its template blocks (none when ``min_pages`` is 0)."""
+        if self._min_pages <= 0:
+            return frozenset()
+        counts = self._pages
+        template: list[int] = []
+        for block, text in texts.items():
+            if sizes.get(block, 0) < self._min_links or not text:
+                continue
+            key = (host, hash(text))
+            seen = counts.get(key)
+            if seen is None:
+                if len(counts) >= self._capacity:
+                    continue
+                seen = 0
+            counts[key] = seen + 1
+            if seen + 1 >= self._min_pages:
+                template.append(block)
+                if seen + 1 == self._min_pages:
+                    self._remember(host, text)
+            elif self._similarity < 1.0 and self._like_known(host, text):
+                template.append(block)
+        return frozenset(template)
+
+    def _remember(self, host: str, text: str) -> None:
+        known = self._known.setdefault(host, [])
+        if len(known) < _MAX_KNOWN_TEMPLATES:
+            known.append(frozenset(text.split(" | ")))
+
+    def _like_known(self, host: str, text: str) -> bool:
+        anchors = frozenset(text.split(" | "))
+        return any(
+            len(anchors & known) >= self._similarity * len(anchors | known)
+            for known in self._known.get(host, ())
+        )
+
+
+_MAX_KNOWN_TEMPLATES = 100  # template blocks per host compared with new blocks

@@ -89,6 +89,27 @@ class FocusedOptions(StrategyOptions):
             anchor score is scaled by ``block_links / links in the block`` (a 200-link
             "all implementing classes" list that names the topic once in a while no longer
             lifts every link in it); 0: never scaled.
+        directory_words: a link's own words also score by the directories of its URL alone
+            (``/api/java/util/concurrent/Phaser.html`` -> ``api java util concurrent``), and
+            the link takes the better score: a file name the topic lacks (``Phaser``) no
+            longer drowns a directory that names it. Measured (F90/oracle, template links
+            on): Java 2.15 -> 1.92, Python 1.51 -> 1.46, demo 5.44 -> 4.73.
+        template_pages, template_links, template_inherited: a block of at least
+            ``template_links`` links whose extended anchor text has been seen on
+            ``template_pages`` pages of the host is the site's template (navigation bar,
+            breadcrumb, footer): its links get no anchor score (neither the block's nor their
+            own words: the anchors are the template's, and its URLs are made from the page's
+            own address, such as a "Use" link to every class's cross-reference page) and
+            pass on ``template_inherited`` of the page's inherited score. A block whose
+            anchors overlap a known template block's by ``template_similarity`` (Jaccard) is
+            template from its first page (the same bar on another kind of page: a package
+            page's bar lacks the class page's "Package" entry). 0 pages: off.
+            Measured (Java docs, 6 topics, F90/oracle): off 2.77, 3 pages 2.15 (5 pages
+            2.56), with the inherited score passed on in full 2.43; Python 1.52 -> 1.51.
+            With ``directory_words``: Java 2.52 without, 1.92 exact texts, 1.75 with
+            similarity 0.8 (0.7 the same); Python 1.46 all three. A page that a template
+            block links to passes on ``template_inherited`` of its own inherited score too
+            (it may have been queued before the block was known): Java 1.75 -> 1.69.
         relevant_df_weight: how much a page judged relevant counts in the collection's
             document frequencies (an off-topic page counts 1). A focused crawl fetches mostly
             on-topic pages, so counted in full they give the topic's own words the lowest IDF
@@ -121,6 +142,11 @@ class FocusedOptions(StrategyOptions):
     on_topic_anchor: float = 0.0
     link_words: bool = True
     block_links: int = 20
+    directory_words: bool = True
+    template_pages: int = 3
+    template_links: int = 3
+    template_similarity: float = 0.8
+    template_inherited: float = 0.0
     relevant_df_weight: float = 0.5
     df_warmup: int = 20
     link_ratio: float = 0.5
@@ -163,9 +189,13 @@ class FocusedOptions(StrategyOptions):
             "on_topic_anchor",
             "link_ratio",
             "relevant_df_weight",
+            "template_inherited",
+            "template_similarity",
         )
         _require(self.max_candidates >= 0, "max_candidates must be >= 0")
         _require(self.block_links >= 0, "block_links must be >= 0")
+        _require(self.template_pages >= 0, "template_pages must be >= 0")
+        _require(self.template_links >= 1, "template_links must be >= 1")
         _require(self.df_warmup >= 0, "df_warmup must be >= 0")
         _require(
             min(self.update_every, self.feedback, self.window) >= 1,

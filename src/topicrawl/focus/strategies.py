@@ -10,6 +10,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from topicrawl.core.protocols import Strategy
 from topicrawl.focus.evolve import update_topic
 from topicrawl.focus.links import (
     CandidatePool,
+    TemplateBlocks,
     block_sizes,
     block_texts,
     diluted_block_score,
@@ -30,6 +32,7 @@ from topicrawl.focus.links import (
     relative_to_best,
     shark_potential,
     split_identifiers,
+    url_directory_words,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions, build_options
 from topicrawl.focus.relevance import (
@@ -61,6 +64,10 @@ SEED_SCORE = 1.0
 def _inherited_of(page: Page) -> float:
     # The engine copies the request's reasons onto the page; "inherited" is one of them.
     return page.reasons.get("inherited", 0.0)
+
+
+def _host_of(page: Page) -> str:
+    return urlsplit(page.final_url or page.url).netloc.lower()
 
 
 def _scorer(topics: Sequence[TopicProfile], options: StrategyOptions) -> TopicScorer:
@@ -233,6 +240,7 @@ class SharkStrategy(_Scoring):
         return StrategyResult(similarity, tuple(requests), relevant=similarity >= o.threshold)
 
 
+_MAX_TEMPLATE_TARGETS = 200_000  # URLs remembered as linked from a template block
 _MAX_THRESHOLDS = 1000  # threshold moves kept in the history (the first is always kept)
 
 
@@ -250,19 +258,22 @@ class FocusedStrategy(_Scoring):
     threshold that adapts to sampled precision, and a topic vector updated by GA + Rocchio.
 
     For each page: relevance ``cos`` = best cosine to the topics; ``Hub(u)`` = its on-topic
-    links over the most seen on a page; ``pu = m1 * cos' + (1 - m1) * Hub(u)`` with ``cos'``
-    the cosine over the best seen so far (``relative_similarity``; else the raw cosine); each
-    child inherits ``a * pu`` if the page is relevant (``cos >= threshold``), else ``a`` times
-    the page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor``
-    with ``anchor`` the cosine of its block's extended anchor text (scaled down in a block of
-    more than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words
-    when that is higher. A page counts in the collection's document frequencies in full if
-    judged off-topic, as ``relevant_df_weight`` of a page if relevant (after the first
-    ``df_warmup`` pages), so the topic's own words do not become the commonest. Links under
-    ``link_ratio * threshold`` wait in a bounded candidate pool and are queued when the
-    threshold comes down (or on :meth:`on_idle`). Every ``update_every`` relevant pages of a
-    topic, its vector is updated (GA + Rocchio); :meth:`learned_state` and :meth:`restore`
-    carry the vectors and the threshold across a resumed crawl.
+    links over the most seen on a page; ``pu = m1 * cos' + (1 - m1) * Hub(u)`` with ``cos'`` the
+    cosine over the best seen so far (``relative_similarity``; else the raw cosine); each child
+    inherits ``a * pu`` if the page is relevant (``cos >= threshold``), else ``a`` times the
+    page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor`` with
+    ``anchor`` the cosine of its block's extended anchor text (scaled down in a block of more
+    than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words, or
+    (``directory_words``) of its URL's directories alone, whichever is highest. A link in a
+    block of the site's template (the same block text on ``template_pages`` pages of the host)
+    gets no anchor score and passes on ``template_inherited`` of the inherited score. A page
+    counts in the collection's document frequencies in full if judged off-topic, as
+    ``relevant_df_weight`` of a page if relevant (after the first ``df_warmup`` pages), so the
+    topic's own words do not become the commonest. Links under ``link_ratio * threshold`` wait
+    in a bounded candidate pool and are queued when the threshold comes down (or on
+    :meth:`on_idle`). Every ``update_every`` relevant pages of a topic, its vector is updated
+    (GA + Rocchio); :meth:`learned_state` and :meth:`restore` carry the vectors and the
+    threshold across a resumed crawl.
     """
 
     name = "focused"
@@ -273,6 +284,11 @@ class FocusedStrategy(_Scoring):
         self.controller = ThresholdController(settings=options.threshold_settings())
         self.judge = options.judge or ProfileJudge(scorer=self.scorer)
         self.candidates = CandidatePool(capacity=options.max_candidates)
+        self.templates = TemplateBlocks(
+            min_pages=options.template_pages,
+            min_links=options.template_links,
+            similarity=options.template_similarity,
+        )
         self._update = options.update_settings()
         self._random = random.Random(options.seed)
         self._ga_random = np.random.default_rng(options.seed)
@@ -280,6 +296,7 @@ class FocusedStrategy(_Scoring):
         self._feedback = [deque[SparseVector](maxlen=options.window) for _ in self.scorer.topics]
         self._relevant_since_update = [0] * len(self.scorer.topics)
         self._most_on_topic = 0
+        self._template_targets: set[str] = set()
         self._most_similar = 0.0
         self._pages = 0
         self._thresholds: list[tuple[int, float]] = [(0, self.controller.value)]
@@ -340,7 +357,9 @@ class FocusedStrategy(_Scoring):
         if page.duplicate_of is None:  # a duplicate's text is already counted
             scorer.model.add_document(counts, weight=self._document_weight(relevant=relevant))
         links = list(self._links(page))
-        anchors = self._anchor_scores(links)
+        texts, sizes = block_texts(links), block_sizes(links)
+        template = self.templates.observe(_host_of(page), texts, sizes)
+        anchors = self._anchor_scores(links, texts, sizes, template)
         on_topic = sum(1 for link in links if anchors[link.url] > o.on_topic_anchor)
         self._most_on_topic = max(self._most_on_topic, on_topic)
         hub = hub_score(on_topic, self._most_on_topic)
@@ -354,7 +373,7 @@ class FocusedStrategy(_Scoring):
             importance = page_importance(similarity=similarity, hub=hub, m1=o.m1)
         inherited = inherited_score(
             parent_similarity=importance,
-            parent_inherited=_inherited_of(page),
+            parent_inherited=self._inherited_through_template(page, links, template),
             parent_relevant=relevant,
             decay=o.decay,
         )
@@ -362,19 +381,22 @@ class FocusedStrategy(_Scoring):
         bar = self.link_threshold
         for link in links:
             anchor = anchors[link.url]
+            passed_on = inherited * o.template_inherited if link.block in template else inherited
             score = link_priority(
-                inherited=inherited, anchor=anchor, inherited_weight=o.inherited_weight
+                inherited=passed_on, anchor=anchor, inherited_weight=o.inherited_weight
             )
             reasons = {
                 "anchor": anchor,
-                "inherited": inherited,
+                "inherited": passed_on,
                 "hub": hub,
                 "importance": importance,
                 "page": similarity,
             }
+            if link.block in template:
+                reasons["template"] = 1.0
             if len(self.topics) > 1:
                 reasons["topic"] = float(relevance.topic)
-            request = self._request(page, link, score=score, inherited=inherited, reasons=reasons)
+            request = self._request(page, link, score=score, inherited=passed_on, reasons=reasons)
             if score >= bar:
                 self.candidates.discard(link.url)
                 requests.append(request)
@@ -384,28 +406,60 @@ class FocusedStrategy(_Scoring):
             requests.extend(self._learn(page, vector, relevance, relevant=relevant))
         return StrategyResult(similarity, tuple(requests), relevant=relevant)
 
-    def _anchor_scores(self, links: Sequence[Link]) -> dict[str, float]:
+    def _inherited_through_template(
+        self, page: Page, links: Sequence[Link], template: frozenset[int]
+    ) -> float:
+        """The page's inherited score, times ``template_inherited`` if a template block
+        links to it: a page queued through a template link before the block was known as
+        template (the first pages of a host) passes on no more than one queued after."""
+        targets = self._template_targets
+        for link in links:
+            if link.block in template and len(targets) < _MAX_TEMPLATE_TARGETS:
+                targets.add(link.url)
+        inherited = _inherited_of(page)
+        if page.url in targets or page.final_url in targets:
+            return inherited * self.focused.template_inherited
+        return inherited
+
+    def _anchor_scores(
+        self,
+        links: Sequence[Link],
+        texts: Mapping[int, str],
+        sizes: Mapping[int, int],
+        template: frozenset[int],
+    ) -> dict[str, float]:
         """Each link's anchor score: its block's extended anchor text, scored once for the
         block (scaled down for a block of more than ``block_links`` links), or with
         ``link_words`` the link's own anchor and URL words when they score higher (a block of
-        many links dilutes the one that names the topic)."""
+        many links dilutes the one that names the topic). A link in a ``template`` block
+        scores 0: its words are the site's, not the page author's."""
         scorer, most = self.scorer, self.focused.block_links
-        sizes = block_sizes(links)
         blocks = {
-            b: diluted_block_score(
+            b: 0.0
+            if b in template
+            else diluted_block_score(
                 scorer.text_relevance(split_identifiers(t)), links=sizes[b], most_links=most
             )
-            for b, t in block_texts(links).items()
+            for b, t in texts.items()
         }
         if not self.focused.link_words:
             return {link.url: blocks[link.block] for link in links}
         own: dict[str, float] = {}
         scores: dict[str, float] = {}
         for link in links:
+            if link.block in template:
+                scores[link.url] = 0.0
+                continue
             words = link_words(link)
             score = own.get(words)
             if score is None:
                 score = own[words] = scorer.text_relevance(words)
+            if self.focused.directory_words:
+                directory = url_directory_words(link.url)
+                in_directory = own.get(directory)
+                if in_directory is None:
+                    in_directory = own[directory] = scorer.text_relevance(directory)
+                score = max(score, in_directory)
             scores[link.url] = max(blocks[link.block], score)
         return scores
 

@@ -5,6 +5,7 @@ import pytest
 from topicrawl.core.models import Link, Request
 from topicrawl.focus import (
     CandidatePool,
+    TemplateBlocks,
     block_sizes,
     block_texts,
     diluted_block_score,
@@ -13,6 +14,7 @@ from topicrawl.focus import (
     link_priority,
     page_importance,
     shark_potential,
+    url_directory_words,
 )
 
 
@@ -151,3 +153,63 @@ def test_zero_capacity_pool_holds_nothing() -> None:
     pool = CandidatePool(capacity=0)
     pool.add(_request("http://a/1", 0.5))
     assert len(pool) == 0
+
+
+NAV = "Overview | Package | Use | Tree"
+
+
+def test_a_block_on_enough_pages_of_a_host_is_template() -> None:
+    templates = TemplateBlocks(min_pages=3, min_links=3)
+    page = {0: NAV, 1: "Lock | Condition"}
+    sizes = {0: 4, 1: 2}
+    assert templates.observe("docs", page, sizes) == frozenset()
+    assert templates.observe("docs", page, sizes) == frozenset()
+    # Third page with the same navigation bar: it is template; the 2-link block never is.
+    assert templates.observe("docs", page, sizes) == {0}
+    # Another host's pages are counted apart.
+    assert templates.observe("other", page, sizes) == frozenset()
+
+
+def test_template_blocks_need_enough_links_and_a_text() -> None:
+    templates = TemplateBlocks(min_pages=1, min_links=3)
+    assert templates.observe("docs", {0: NAV, 1: "", 2: "a | b"}, {0: 3, 1: 5, 2: 2}) == {0}
+
+
+def test_template_detection_off_or_full() -> None:
+    off = TemplateBlocks(min_pages=0)
+    assert off.observe("docs", {0: NAV}, {0: 4}) == frozenset()
+    full = TemplateBlocks(min_pages=2, capacity=1)
+    full.observe("docs", {0: NAV, 1: "a | b | c"}, {0: 4, 1: 3})  # only NAV fits
+    assert full.observe("docs", {0: NAV, 1: "a | b | c"}, {0: 4, 1: 3}) == {0}
+    with pytest.raises(ValueError, match="min_links"):
+        TemplateBlocks(min_pages=2, min_links=0)
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://h/api/java/util/concurrent/ReentrantLock.html", "api java util concurrent"),
+        ("http://h/web-crawler/", "web crawler"),
+        ("http://h/guides/WebCrawler/intro.html", "guides Web Crawler"),
+        ("http://h/index.html", ""),
+        ("http://h", ""),
+    ],
+)
+def test_url_directory_words_leave_out_the_file(url: str, words: str) -> None:
+    assert url_directory_words(url) == words
+
+
+def test_a_variant_of_a_known_template_block_is_template_at_once() -> None:
+    templates = TemplateBlocks(min_pages=2, min_links=3, similarity=0.8)
+    nav = "Overview | Package | Use | Tree | Help"
+    templates.observe("docs", {0: nav}, {0: 5})
+    assert templates.observe("docs", {0: nav}, {0: 5}) == {0}  # confirmed on 2 pages
+    # A package page's bar lacks "Package": 4 anchors shared of 5 = 0.8, template at once.
+    assert templates.observe("docs", {0: "Overview | Use | Tree | Help"}, {0: 4}) == {0}
+    # "Class" instead of "Package": 4 shared of 6 = 0.67, not template (first page).
+    assert templates.observe("docs", {0: "Overview | Class | Use | Tree | Help"}, {0: 5}) == set()
+    # Exact texts only (similarity 1): the variant waits for its own 2 pages.
+    exact = TemplateBlocks(min_pages=2, min_links=3)
+    exact.observe("docs", {0: nav}, {0: 5})
+    exact.observe("docs", {0: nav}, {0: 5})
+    assert exact.observe("docs", {0: "Overview | Use | Tree | Help"}, {0: 4}) == set()

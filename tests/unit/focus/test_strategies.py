@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 
@@ -283,6 +284,89 @@ def test_focused_link_words_score_a_link_diluted_in_its_block() -> None:
     assert with_words["http://a/travel.html"].reasons["anchor"] == pytest.approx(
         block_only["http://a/travel.html"].reasons["anchor"]
     )
+
+
+def test_focused_directory_words_score_a_link_apart_from_its_file_name() -> None:
+    links = [Link("http://a/crawler/Phaser.html", "Phaser", block=0, block_text="Phaser")]
+    page = _page("http://a/", "crawler spider", links)
+    with_dirs = _by_url(_focused().on_page(page).requests)["http://a/crawler/Phaser.html"]
+    without = _by_url(_focused(directory_words=False).on_page(page).requests)
+    # On a fresh collection every IDF is log(1.01): "Phaser crawler Phaser" (anchor + URL
+    # words) has cosine 1 / sqrt(5) to "crawler"; the directory "crawler" alone has cosine 1.
+    assert without["http://a/crawler/Phaser.html"].reasons["anchor"] == pytest.approx(
+        1 / math.sqrt(5)
+    )
+    assert with_dirs.reasons["anchor"] == pytest.approx(1.0)
+
+
+def _nav_page(url: str, name: str) -> Page:
+    # A class page of a documentation site: the site's navigation bar (whose "Use" link goes
+    # to the class's cross-reference page, named after the class) and one link in the text.
+    nav = "Overview | Package | Use | Tree"
+    links = [
+        Link("http://d/overview.html", "Overview", block=0, block_text=nav),
+        Link("http://d/package.html", "Package", block=0, block_text=nav),
+        Link(f"http://d/use/{name}.html", "Use", block=0, block_text=nav),
+        Link("http://d/tree.html", "Tree", block=0, block_text=nav),
+        Link(f"http://d/{name}Crawler.html", "the crawler", block=1, block_text="the crawler"),
+    ]
+    return _page(url, "crawler", links, reasons={"inherited": 0.4})
+
+
+def test_focused_site_template_links_get_no_anchor_score() -> None:
+    strategy = _focused(adaptive=False, evolve=False, template_pages=2)
+    # First page: the bar is not known as template yet; "Use" + URL words "use Web" score 0
+    # against "crawler", and the link inherits 0.5 * pu, pu = 0.7 * 1 + 0.3 * 1 (the best
+    # page so far, the most on-topic links so far): priority 0.5 * 0.5 + 0.5 * 0.
+    first = _by_url(strategy.on_page(_nav_page("http://d/Web.html", "Web")).requests)
+    assert first["http://d/use/Web.html"].score == pytest.approx(0.25)
+    assert "template" not in first["http://d/use/Web.html"].reasons
+    # Second page with the same bar: its links are template, so anchor 0 and nothing
+    # inherited (template_inherited 0): priority 0, held back under the link threshold.
+    page = _nav_page("http://d/Spider.html", "Spider")
+    second = strategy.on_page(page)
+    assert "http://d/use/Spider.html" in strategy.candidates
+    queued = _by_url(second.requests)
+    assert "http://d/use/Spider.html" not in queued
+    # The link in the text keeps its own words: "the crawler" + "Spider Crawler".
+    assert queued["http://d/SpiderCrawler.html"].reasons["anchor"] > 0.0
+    assert "template" not in queued["http://d/SpiderCrawler.html"].reasons
+
+
+def test_focused_a_template_links_target_passes_on_nothing_it_inherited() -> None:
+    strategy = _focused(adaptive=False, evolve=False, template_pages=2)
+    strategy.on_page(_nav_page("http://d/Web.html", "Web"))
+    strategy.on_page(_nav_page("http://d/Spider.html", "Spider"))  # the bar is template now
+    # The first page's "Tree" link was queued before that, inheriting 0.5. Fetched, its page
+    # is off-topic: its links would inherit 0.5 * 0.5, but a template block links to it.
+    tree = _page("http://d/tree.html", "pasta", [Link("http://d/x.html", "x", block=0)])
+    # Priority 0: held back under the link threshold, where on_idle finds it.
+    assert not strategy.on_page(dataclasses.replace(tree, reasons={"inherited": 0.5})).requests
+    request = _by_url(strategy.on_idle(10))["http://d/x.html"]
+    assert (request.inherited, request.score) == (0.0, 0.0)
+    # A page no template block links to keeps its inheritance: 0.5 * 0.5.
+    other = _page("http://d/other.html", "pasta", [Link("http://d/y.html", "y", block=0)])
+    (kept,) = strategy.on_page(dataclasses.replace(other, reasons={"inherited": 0.5})).requests
+    assert kept.inherited == pytest.approx(0.25)
+
+
+def test_focused_template_links_can_pass_on_the_inherited_score() -> None:
+    strategy = _focused(adaptive=False, evolve=False, template_pages=1, template_inherited=0.5)
+    requests = _by_url(strategy.on_page(_nav_page("http://d/Web.html", "Web")).requests)
+    use = requests["http://d/use/Web.html"]
+    # Template from the first page: anchor 0, half of inherited 0.5 * pu (pu = 1).
+    assert use.reasons == pytest.approx(
+        {
+            "anchor": 0.0,
+            "inherited": 0.25,
+            "hub": 1.0,
+            "importance": 1.0,
+            "page": 1.0,
+            "template": 1.0,
+        }
+    )
+    assert use.score == pytest.approx(0.5 * 0.25)
+    assert use.inherited == pytest.approx(0.25)
 
 
 def test_focused_block_anchor_text_is_every_links_anchor_score() -> None:
