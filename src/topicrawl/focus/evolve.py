@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Literal
 
 from topicrawl.core.errors import ConfigError
+from topicrawl.core.lazy import LazyModule
 from topicrawl.text.vectors import SparseVector, centroid, combine, norm, normalized
 
 __all__ = [
@@ -29,7 +27,13 @@ __all__ = [
     "update_topic",
 ]
 
-Vector = NDArray[np.float64]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Vector = NDArray[np.float64]
+else:
+    np = LazyModule("numpy")  # loaded by the first topic update, not by every crawl
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

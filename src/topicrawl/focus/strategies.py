@@ -10,11 +10,11 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import numpy as np
-
 from topicrawl.core.errors import ConfigError
+from topicrawl.core.lazy import LazyModule
 from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyResult
 from topicrawl.core.protocols import Strategy
 from topicrawl.focus.evolve import update_topic
@@ -47,6 +47,11 @@ from topicrawl.focus.state import LearnedState, TopicHistory
 from topicrawl.focus.stemming import make_tokenizer
 from topicrawl.focus.threshold import ProfileJudge, ThresholdController, sample_precision
 from topicrawl.text.vectors import SparseVector, cosine
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")  # only the focused strategy's topic update needs it
 
 __all__ = [
     "STRATEGY_NAMES",

@@ -24,9 +24,12 @@ from typing import TYPE_CHECKING, Protocol
 from rbloom import Bloom
 
 from topicrawl.core.errors import ConfigError
+from topicrawl.core.lazy import LazyModule
 
 if TYPE_CHECKING:
     import numpy as np
+else:
+    np = LazyModule("numpy")  # only the in-memory exact store needs it
 
 __all__ = ["ExactStore", "FingerprintSet", "SeenUrls"]
 
@@ -47,11 +50,6 @@ class FingerprintSet:
     __slots__ = ("_base", "_recent")
 
     def __init__(self, fps: Iterable[int] = ()) -> None:
-        # numpy (~20 MB, ~0.05 s to import) is loaded by the first in-memory exact store, not
-        # by every crawl: the SQLite frontier keeps its exact store in the database.
-        global np  # noqa: PLW0603 - the module-level name the methods use
-        import numpy as np  # noqa: PLC0415
-
         self._base = np.empty(0, dtype=np.int64)
         self._recent: set[int] = set()
         self.add_many(list(fps))
