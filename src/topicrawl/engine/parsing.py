@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from topicrawl.core.models import Response
-from topicrawl.parse.worker import ParsedDocument, parse_body, unpack
+from topicrawl.parse.worker import ParsedDocument, parse_body, request_frame, unpack
 
 __all__ = ["PageParser", "ParsedDocument", "default_parse_workers", "parse_body"]
 
@@ -233,10 +233,9 @@ class PageParser:
         if not worker.pending:
             worker.head_since = time.monotonic()
         worker.pending[job] = entry
-        payload = pickle.dumps(
-            (job, entry.url, entry.body, entry.charset), protocol=pickle.HIGHEST_PROTOCOL
-        )
-        worker.process.stdin.write(len(payload).to_bytes(_HEADER_SIZE, "big") + payload)
+        head, body = request_frame(job, entry.url, entry.body, entry.charset)
+        worker.process.stdin.write(head)
+        worker.process.stdin.write(body)
 
     async def _read(self, worker: _Worker) -> None:
         stdout = worker.process.stdout
