@@ -209,7 +209,9 @@ class SqliteFrontier(FrontierCore):
         self._flush_every = flush_every
         self._cache_half = cache_size // 2
         self._busy_timeout = busy_timeout
-        self._seen = SeenUrls(capacity=1, error_rate=bloom_error_rate)  # replaced by open()
+        # Replaced by open(), sized by the stored rows; the table is its exact store from the
+        # start (an in-memory one would load numpy for nothing).
+        self._seen = SeenUrls(capacity=1, error_rate=bloom_error_rate, exact=_StoredSeen(self))
         self._dirty: dict[int, _Rec] = {}
         self._dirty_hosts: dict[str, float] = {}
         self._committing: dict[int, _Rec] = {}
