@@ -80,6 +80,7 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bool) -> CrawlReport:
     from topicrawl.engine.build import CrawlReport, open_crawl  # noqa: PLC0415 - slow import
+    from topicrawl.engine.heap import settle_heap  # noqa: PLC0415
 
     settings = load_settings(config, **settings_kwargs)
     if not settings.seeds and not settings.feeds:
@@ -87,6 +88,7 @@ async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bo
     progress = CrawlProgress(console=err, total=settings.max_pages, enabled=not quiet)
     with progress:
         async with open_crawl(settings, on_progress=progress.update) as crawler:
+            settle_heap()
             loop = asyncio.get_running_loop()
             interrupts = 0
 

@@ -12,6 +12,7 @@ from topicrawl.cli.progress import CrawlProgress, summary_table
 from topicrawl.core.config import CrawlSettings
 from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer
 from topicrawl.engine.build import open_crawl, open_storage
+from topicrawl.engine.heap import settle_heap
 
 __all__ = ["run_demo"]
 
@@ -51,6 +52,7 @@ async def run_demo(
         progress = CrawlProgress(console=err, total=max_pages, enabled=not quiet)
         with progress:
             async with open_crawl(settings, on_progress=progress.update) as crawler:
+                settle_heap()
                 stats = await crawler.run()
     async with open_storage(str(db)) as storage:
         urls = [page.url async for page in storage.iter_pages()]
