@@ -213,8 +213,13 @@ async def open_crawl(
         keep_body=settings.storage.keep_body,
         retries=storage_retries,
     )
-    await storage.open()
     async with contextlib.AsyncExitStack() as stack:
+        workers = settings.parse_workers
+        workers = default_parse_workers() if workers < 0 else workers
+        parser = PageParser(workers=workers)
+        stack.push_async_callback(parser.close)
+        await parser.start()
+        await storage.open()
         stack.push_async_callback(storage.close)
         await restore_learning(strategy, settings.storage.url)
         # A frontier passed in (distributed) gives a host no more leases than per_host: more
@@ -233,10 +238,6 @@ async def open_crawl(
             if settings.fetch.proxies
             else None
         )
-        workers = settings.parse_workers
-        workers = default_parse_workers() if workers < 0 else workers
-        parser = PageParser(workers=workers)
-        stack.push_async_callback(parser.close)
         # With workers, bodies travel to them undecoded and they decode (off the event loop).
         fetcher = HttpFetcher(
             settings=settings.fetch, scope=scope, proxies=proxies, decode=workers == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -153,11 +154,23 @@ def host_of(url: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _registered_domain(host: str) -> str:
+    if "." not in host or _is_ip_address(host):
+        # IP addresses, localhost and bare names are their own domain; the suffix list
+        # (~0.08 s and ~20 MB to load) is not needed to say so.
+        return host
     extracted = _extractor()(host)
     if extracted.domain and extracted.suffix:
         return f"{extracted.domain}.{extracted.suffix}"
     # IP addresses, localhost and bare names are their own domain.
     return extracted.domain or host
+
+
+def _is_ip_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def registered_domain(url: str) -> str:

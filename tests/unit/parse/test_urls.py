@@ -175,6 +175,8 @@ def test_fingerprint_tells_urls_apart() -> None:
         ("http://127.0.0.1:8080/", "127.0.0.1:8080", "127.0.0.1"),
         ("http://localhost/", "localhost", "localhost"),
         ("http://[::1]:8080/", "[::1]:8080", "::1"),
+        ("http://[fe80::1]/", "[fe80::1]", "fe80::1"),
+        ("http://intranet/wiki", "intranet", "intranet"),
         ("https://example.com", "example.com", "example.com"),
     ],
 )
@@ -227,3 +229,18 @@ def test_scope_rejects_invalid_patterns() -> None:
         Scope.build(include=["("])
     with pytest.raises(ValueError, match="invalid scope pattern"):
         Scope.build(exclude=["[a-"])
+
+
+def test_ip_addresses_and_bare_names_need_no_suffix_list() -> None:
+    # Loading the public suffix list costs ~0.08 s and ~20 MB: a crawl of IP addresses or
+    # intranet names never needs it.
+    from topicrawl.parse.urls import _extractor  # noqa: PLC0415
+
+    calls = _extractor.cache_info()
+    domains = [
+        registered_domain(f"http://{host}/")
+        for host in ("10.1.2.3", "[2001:db8::7]", "printer", "192.0.2.99:8080")
+    ]
+    assert domains == ["10.1.2.3", "2001:db8::7", "printer", "192.0.2.99"]
+    after = _extractor.cache_info()
+    assert after.hits + after.misses == calls.hits + calls.misses
