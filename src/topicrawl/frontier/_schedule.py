@@ -28,7 +28,7 @@ from typing import Self, TypeVar
 
 from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import Lease, Request
-from topicrawl.parse.urls import fingerprint, host_of
+from topicrawl.parse.urls import fingerprint, fingerprints, host_of
 
 __all__ = [
     "Clock",
@@ -407,7 +407,7 @@ class FrontierCore(ABC):
             return 0
         for request in requests:
             _check_score(request)
-        fps = [fingerprint(request.url) for request in requests]
+        fps = fingerprints([request.url for request in requests])
         fresh = self._filter_new(fps)
         now = self._clock()
         queues = self._queues

@@ -19,6 +19,7 @@ Memory per seen URL:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import compress
 from typing import TYPE_CHECKING, Protocol
 
 from rbloom import Bloom
@@ -159,8 +160,11 @@ class SeenUrls:
     def contains_many(self, fps: Sequence[int]) -> list[bool]:
         """For each fingerprint, whether it was seen (exact); marks nothing."""
         known = [False] * len(fps)
-        might_contain = self._might_contain
-        maybe = [i for i, fp in enumerate(fps) if might_contain(fp)]
+        blooms = self._blooms
+        if len(blooms) == 1:  # the usual case: the Bloom filter's own test, mapped in C
+            maybe = list(compress(range(len(fps)), map(blooms[0].__contains__, fps)))
+        else:
+            maybe = [i for i, fp in enumerate(fps) if self._might_contain(fp)]
         if maybe:
             exact = self._exact.contains_many([fps[i] for i in maybe])
             for i, is_known in zip(maybe, exact, strict=True):

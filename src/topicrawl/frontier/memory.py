@@ -9,7 +9,7 @@ from dataclasses import replace
 from topicrawl.core.models import Request
 from topicrawl.frontier._schedule import Clock, FrontierCore, Held, check_bloom_options, fp_of
 from topicrawl.frontier.dedupe import SeenUrls
-from topicrawl.parse.urls import fingerprint
+from topicrawl.parse.urls import fingerprint, fingerprints
 
 __all__ = ["MemoryFrontier"]
 
@@ -59,7 +59,7 @@ class MemoryFrontier(FrontierCore):
     def known(self, urls: Sequence[str]) -> list[bool]:
         """For each URL, whether it was ever pushed to this frontier (no I/O, marks nothing)."""
         self._check_usable()
-        return self._seen.contains_many([fingerprint(url) for url in urls])
+        return self._seen.contains_many(fingerprints(urls))
 
     async def seen(self, url: str) -> bool:
         """Whether the URL was ever pushed to this frontier."""

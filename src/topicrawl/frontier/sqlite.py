@@ -64,7 +64,7 @@ from topicrawl.frontier._schedule import (
     seq_of,
 )
 from topicrawl.frontier.dedupe import SeenUrls
-from topicrawl.parse.urls import fingerprint, host_of
+from topicrawl.parse.urls import fingerprint, fingerprints, host_of
 
 try:
     import fcntl
@@ -285,7 +285,7 @@ class SqliteFrontier(FrontierCore):
     def known(self, urls: Sequence[str]) -> list[bool]:
         """For each URL, whether it was ever pushed in this crawl, this run or an earlier one."""
         self._check_usable()
-        return self._seen.contains_many([fingerprint(url) for url in urls])
+        return self._seen.contains_many(fingerprints(urls))
 
     async def seen(self, url: str) -> bool:
         """Whether the URL was ever pushed in this crawl, this run or an earlier one."""

@@ -22,6 +22,7 @@ __all__ = [
     "Scope",
     "canonicalize",
     "fingerprint",
+    "fingerprints",
     "host_of",
     "registered_domain",
 ]
@@ -143,6 +144,15 @@ _canonicalize_slow = lru_cache(maxsize=32768)(_canonicalize_uncached)
 def fingerprint(url: str) -> int:
     """A 64-bit hash of a canonical URL, the key for dedupe (signed, fits SQL BIGINT)."""
     return xxhash.xxh3_64_intdigest(url.encode("utf-8")) - (1 << 63)
+
+
+_to_signed = (1 << 63).__rsub__  # x -> x - 2**63
+
+
+def fingerprints(urls: Iterable[str]) -> list[int]:
+    """:func:`fingerprint` of each URL, with no Python-level call per URL (a page's links are
+    checked against the frontier's seen URLs at once: ~2x faster than a comprehension)."""
+    return list(map(_to_signed, map(xxhash.xxh3_64_intdigest, map(str.encode, urls))))
 
 
 def host_of(url: str) -> str:

@@ -16,6 +16,7 @@ from topicrawl.parse.urls import (
     _canonicalize_slow,
     canonicalize,
     fingerprint,
+    fingerprints,
     host_of,
     registered_domain,
 )
@@ -160,6 +161,13 @@ def test_fingerprint_fits_a_signed_bigint(url: str) -> None:
     value = fingerprint(url)
     assert -(1 << 63) <= value < (1 << 63)
     assert fingerprint(url) == value
+
+
+def test_fingerprints_of_many_urls_are_each_urls_fingerprint() -> None:
+    urls = ["https://example.org/", "http://h\u00e9.test/\u4e16?q=1", "", "http://a.test/" * 50]
+    assert fingerprints(urls) == [fingerprint(url) for url in urls]
+    assert all(-(2**63) <= fp < 2**63 for fp in fingerprints(urls))
+    assert fingerprints([]) == []
 
 
 def test_fingerprint_tells_urls_apart() -> None:
