@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.snippets import run_snippet
 from topicrawl.core.lazy import LazyModule
 
 
@@ -16,9 +15,7 @@ def test_a_lazy_module_imports_on_first_attribute_read() -> None:
         "value = m.rgb_to_hsv(1.0, 0.0, 0.0)\n"
         "print(before, 'colorsys' in sys.modules, value)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True
-    ).stdout
+    out = run_snippet(code)
     assert out.split() == ["False", "True", "(0.0,", "1.0,", "1.0)"]
 
 
@@ -48,7 +45,5 @@ def test_a_breadth_first_crawl_does_not_load_numpy(tmp_path: Path) -> None:
         "asyncio.run(main())\n"
         "print('numpy' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True
-    ).stdout
+    out = run_snippet(code)
     assert out.split("\n")[:2] == ["[True, False]", "False"]

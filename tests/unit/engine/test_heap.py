@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-import subprocess
-import sys
+from tests.snippets import run_snippet
 
 
 def test_settling_the_heap_freezes_what_exists_and_collects_the_young_less_often() -> None:
@@ -14,8 +13,6 @@ def test_settling_the_heap_freezes_what_exists_and_collects_the_young_less_often
         "settle_heap()\n"
         "print(before, gc.get_threshold(), gc.get_freeze_count() > 1000)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True
-    ).stdout
+    out = run_snippet(code)
     assert out.split(")")[:2] == ["(700, 10, 10", " (20000, 20, 20"]
     assert out.strip().endswith("True")
