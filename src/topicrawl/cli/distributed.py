@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from topicrawl.distributed.registry import NodeStatus
     from topicrawl.distributed.settings import DistributedSettings
     from topicrawl.distributed.worker import WorkerReport
+    from topicrawl.engine.crawl import Crawler
 
 __all__ = ["coordinator", "nodes", "nodes_table", "worker"]
 
@@ -231,10 +232,15 @@ async def _work(
         settings,
         distributed,
         node_id=node_id,
-        on_start=lambda crawler: _stop_on_signals(
-            crawler.stop, "stopping: finishing pages in flight (Ctrl-C again to quit now)"
-        ),
+        on_start=_on_worker_start,
     )
+
+
+def _on_worker_start(crawler: Crawler) -> None:
+    from topicrawl.engine.heap import settle_heap  # noqa: PLC0415
+
+    settle_heap()
+    _stop_on_signals(crawler.stop, "stopping: finishing pages in flight (Ctrl-C again to quit now)")
 
 
 def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
