@@ -143,6 +143,9 @@ class FocusedOptions(StrategyOptions):
     link_words: bool = True
     block_links: int = 20
     directory_words: bool = True
+    family_yield: bool = True
+    family_prior: float = 1.0
+    rescore_waiting: bool = True
     template_pages: int = 3
     template_links: int = 3
     template_similarity: float = 0.8
@@ -197,6 +200,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.template_pages >= 0, "template_pages must be >= 0")
         _require(self.template_links >= 1, "template_links must be >= 1")
         _require(self.df_warmup >= 0, "df_warmup must be >= 0")
+        _require(self.family_prior > 0.0, "family_prior must be > 0")
         _require(
             min(self.update_every, self.feedback, self.window) >= 1,
             "update_every, feedback and window must be >= 1",
