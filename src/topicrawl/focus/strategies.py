@@ -273,13 +273,16 @@ class FocusedStrategy(_Scoring):
     than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words, or
     (``directory_words``) of its URL's directories alone, whichever is highest. A link in a
     block of the site's template (the same block text on ``template_pages`` pages of the host)
-    gets no anchor score and passes on ``template_inherited`` of the inherited score. A page
+    gets no anchor score and passes on ``template_inherited`` of the inherited score. With
+    ``family_yield`` a link's anchor score is at least its URL family's yield (what the
+    crawl learned from the pages it fetched that are named like the target). A page
     counts in the collection's document frequencies in full if judged off-topic, as
     ``relevant_df_weight`` of a page if relevant (after the first ``df_warmup`` pages), so the
     topic's own words do not become the commonest. Links under ``link_ratio * threshold`` wait
     in a bounded candidate pool and are queued when the threshold comes down (or on
     :meth:`on_idle`). Every ``update_every`` relevant pages of a topic, its vector is updated
-    (GA + Rocchio); :meth:`learned_state` and :meth:`restore` carry the vectors and the
+    (GA + Rocchio), and with ``rescore_waiting`` the links still waiting are scored again
+    with the new vector; :meth:`learned_state` and :meth:`restore` carry the vectors and the
     threshold across a resumed crawl.
     """
 
