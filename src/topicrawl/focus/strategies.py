@@ -18,6 +18,7 @@ from topicrawl.core.lazy import LazyModule
 from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyResult
 from topicrawl.core.protocols import Strategy
 from topicrawl.focus.evolve import update_topic
+from topicrawl.focus.families import UrlFamilies, WaitingLinks
 from topicrawl.focus.links import (
     CandidatePool,
     TemplateBlocks,
@@ -33,6 +34,7 @@ from topicrawl.focus.links import (
     shark_potential,
     split_identifiers,
     url_directory_words,
+    url_words,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions, build_options
 from topicrawl.focus.relevance import (
@@ -271,13 +273,16 @@ class FocusedStrategy(_Scoring):
     than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words, or
     (``directory_words``) of its URL's directories alone, whichever is highest. A link in a
     block of the site's template (the same block text on ``template_pages`` pages of the host)
-    gets no anchor score and passes on ``template_inherited`` of the inherited score. A page
+    gets no anchor score and passes on ``template_inherited`` of the inherited score. With
+    ``family_yield`` a link's anchor score is at least its URL family's yield (what the
+    crawl learned from the pages it fetched that are named like the target). A page
     counts in the collection's document frequencies in full if judged off-topic, as
     ``relevant_df_weight`` of a page if relevant (after the first ``df_warmup`` pages), so the
     topic's own words do not become the commonest. Links under ``link_ratio * threshold`` wait
     in a bounded candidate pool and are queued when the threshold comes down (or on
     :meth:`on_idle`). Every ``update_every`` relevant pages of a topic, its vector is updated
-    (GA + Rocchio); :meth:`learned_state` and :meth:`restore` carry the vectors and the
+    (GA + Rocchio), and with ``rescore_waiting`` the links still waiting are scored again
+    with the new vector; :meth:`learned_state` and :meth:`restore` carry the vectors and the
     threshold across a resumed crawl.
     """
 
@@ -294,6 +299,8 @@ class FocusedStrategy(_Scoring):
             min_links=options.template_links,
             similarity=options.template_similarity,
         )
+        self.families = UrlFamilies(prior=options.family_prior)
+        self.waiting = WaitingLinks()
         self._update = options.update_settings()
         self._random = random.Random(options.seed)
         self._ga_random = np.random.default_rng(options.seed)
@@ -382,13 +389,16 @@ class FocusedStrategy(_Scoring):
             parent_relevant=relevant,
             decay=o.decay,
         )
+        self._count_family(page, similarity)
         requests: list[Request] = []
-        bar = self.link_threshold
         for link in links:
             anchor = anchors[link.url]
             passed_on = inherited * o.template_inherited if link.block in template else inherited
+            family = self._family_yield(link.url, template=link.block in template)
             score = link_priority(
-                inherited=passed_on, anchor=anchor, inherited_weight=o.inherited_weight
+                inherited=passed_on,
+                anchor=max(anchor, family),
+                inherited_weight=o.inherited_weight,
             )
             reasons = {
                 "anchor": anchor,
@@ -397,19 +407,41 @@ class FocusedStrategy(_Scoring):
                 "importance": importance,
                 "page": similarity,
             }
+            if o.family_yield:
+                reasons["family"] = family
             if link.block in template:
                 reasons["template"] = 1.0
             if len(self.topics) > 1:
                 reasons["topic"] = float(relevance.topic)
             request = self._request(page, link, score=score, inherited=passed_on, reasons=reasons)
-            if score >= bar:
-                self.candidates.discard(link.url)
-                requests.append(request)
-            else:
-                self.candidates.add(request)
+            self._queue(request, requests)
         if page.duplicate_of is None:
             requests.extend(self._learn(page, vector, relevance, relevant=relevant))
         return StrategyResult(similarity, tuple(requests), relevant=relevant)
+
+    def _queue(self, request: Request, requests: list[Request]) -> None:
+        """Queue ``request`` if it clears the link threshold, else hold it back."""
+        if self.focused.rescore_waiting:
+            self.waiting.wait(request)
+        if request.score >= self.link_threshold:
+            self.candidates.discard(request.url)
+            requests.append(request)
+        else:
+            self.candidates.add(request)
+
+    def _count_family(self, page: Page, similarity: float) -> None:
+        """The page no longer waits; with ``family_yield`` it counts in its URL family."""
+        for url in {page.url, page.final_url}:
+            self.waiting.crawled(url)
+        if self.focused.family_yield and page.duplicate_of is None:
+            self.families.observe(page.final_url or page.url, similarity)
+
+    def _family_yield(self, url: str, *, template: bool) -> float:
+        """The yield of the link's URL family (0 for a template link: its target is the
+        site's, not the page author's choice)."""
+        if not self.focused.family_yield or template:
+            return 0.0
+        return self.families.score(url)
 
     def _inherited_through_template(
         self, page: Page, links: Sequence[Link], template: frozenset[int]
@@ -482,14 +514,52 @@ class FocusedStrategy(_Scoring):
             self._relevant_since_update[relevance.topic] += 1
         if o.adaptive and self._pages % self.controller.settings.every == 0:
             self._measure_precision()
+        raised: list[Request] = []
         if o.evolve and self._relevant_since_update[relevance.topic] >= o.update_every:
             self._update_topic(relevance.topic)
+            if o.rescore_waiting:
+                raised = self._rescore_waiting()
         if self.threshold != before:
             self._thresholds.append((self._pages, self.threshold))
             del self._thresholds[1:-_MAX_THRESHOLDS]
         if self.threshold < before:
-            return self.candidates.release(self.link_threshold)
-        return []
+            raised.extend(self.candidates.release(self.link_threshold))
+        return raised
+
+    def _rescore_waiting(self) -> list[Request]:
+        """After a topic update: score the waiting links' own words (anchor, URL, URL
+        directories) again with the new vector; return those whose priority rose (the
+        frontier keeps a queued link's best priority, so an update cannot lower one)."""
+        scorer, o = self.scorer, self.focused
+        own: dict[str, float] = {}
+
+        def relevance_of(text: str) -> float:
+            score = own.get(text)
+            if score is None:
+                score = own[text] = scorer.text_relevance(text)
+            return score
+
+        raised: list[Request] = []
+        for request in self.waiting:
+            reasons = request.reasons
+            if "template" in reasons:
+                continue
+            words = relevance_of(f"{split_identifiers(request.anchor)} {url_words(request.url)}")
+            if o.directory_words:
+                words = max(words, relevance_of(url_directory_words(request.url)))
+            anchor = max(reasons.get("anchor", 0.0), words)
+            family = self._family_yield(request.url, template=False)
+            score = link_priority(
+                inherited=reasons.get("inherited", 0.0),
+                anchor=max(anchor, family),
+                inherited_weight=o.inherited_weight,
+            )
+            if score > request.score:
+                updated = {**reasons, "anchor": anchor}
+                if o.family_yield:
+                    updated["family"] = family
+                self._queue(dataclasses.replace(request, score=score, reasons=updated), raised)
+        return raised
 
     def _document_weight(self, *, relevant: bool) -> float:
         o = self.focused

@@ -246,6 +246,7 @@ def test_focused_scores_hand_computed() -> None:
             "hub": 1.0,
             "importance": importance,
             "page": FIRST_PAGE,
+            "family": 0.0,
         }
     )
 
@@ -362,6 +363,7 @@ def test_focused_template_links_can_pass_on_the_inherited_score() -> None:
             "hub": 1.0,
             "importance": 1.0,
             "page": 1.0,
+            "family": 0.0,
             "template": 1.0,
         }
     )
@@ -602,3 +604,68 @@ def test_focused_scores_stay_in_range_on_any_input(
         for request in result.requests:
             assert 0.0 <= request.score <= 1.0 + 1e-9
             assert all(0.0 <= v <= 1.0 + 1e-9 for v in request.reasons.values())
+
+
+def test_focused_family_yield_lifts_links_named_like_relevant_pages() -> None:
+    strategy = _focused(adaptive=False, evolve=False)
+    strategy.on_page(_page("http://a/", "pasta"))  # cos 0
+    links = [
+        Link("http://a/lib/x-task.html", "task", block=0),
+        Link("http://a/lib/y.html", "y", block=1),
+    ]
+    page = _page("http://a/lib/x.html", "crawler crawler spider", links)
+    by_url = _by_url(strategy.on_page(page).requests)
+    cos = by_url["http://a/lib/y.html"].reasons["page"]
+    # The family a/lib/x: one page of cos c against the crawl's mean c / 2, shrunk by one
+    # pseudo-page: (c - c / 2) / (1 + 1) = c / 4, over the best cos c: 1/4. No link names
+    # the topic: Hub 0, pu = 0.7 * 1, inherited 0.35.
+    assert cos > 0.0
+    task = by_url["http://a/lib/x-task.html"]
+    assert task.reasons["family"] == pytest.approx(0.25)
+    assert task.score == pytest.approx(0.5 * 0.35 + 0.5 * 0.25)
+    assert by_url["http://a/lib/y.html"].reasons["family"] == 0.0
+    assert by_url["http://a/lib/y.html"].score == pytest.approx(0.5 * 0.35)
+    without = _focused(adaptive=False, evolve=False, family_yield=False)
+    without.on_page(_page("http://a/", "pasta"))
+    plain = _by_url(without.on_page(page).requests)["http://a/lib/x-task.html"]
+    assert plain.score == pytest.approx(0.5 * 0.35)
+    assert "family" not in plain.reasons
+
+
+def test_focused_rescores_waiting_links_after_a_topic_update() -> None:
+    def run(**options: object) -> tuple[FocusedStrategy, list[Request]]:
+        strategy = _focused(adaptive=False, update_every=3, feedback=3, threshold=0.2, **options)
+        for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe"]):
+            strategy.on_page(_page(f"http://n/{i}", text))
+        # A link whose words do not name the topic yet: anchor 0.
+        link = Link("http://z/politeness.html", "politeness", block=0)
+        strategy.on_page(_page("http://n/3", "opera", [link]))
+        out: list[Request] = []
+        for i in range(3):
+            text = f"crawler frontier queue politeness item{i}"
+            out += strategy.on_page(_page(f"http://a/{i}", text)).requests
+        return strategy, out + list(strategy.on_idle(100))  # queued or held back
+
+    strategy, out = run()
+    assert "polit" in dict(strategy.topics[0].terms())  # learned by the update (stemmed)
+    (raised,) = [r for r in out if r.url == "http://z/politeness.html"]
+    # Scored again with the new vector: its own words now count as its anchor score.
+    words = strategy.scorer.text_relevance("politeness politeness")
+    assert words > 0.0
+    assert raised.reasons["anchor"] == pytest.approx(words)
+    assert raised.score == pytest.approx(
+        0.5 * raised.reasons["inherited"] + 0.5 * max(words, raised.reasons["family"])
+    )
+    _, before = run(rescore_waiting=False)
+    (kept,) = [r for r in before if r.url == "http://z/politeness.html"]
+    assert (kept.score, kept.reasons["anchor"]) == (0.0, 0.0)
+
+
+def test_focused_forgets_crawled_links_and_never_rescores_template_links() -> None:
+    strategy = _focused(adaptive=False, evolve=False, template_pages=1)
+    strategy.on_page(_nav_page("http://d/Web.html", "Web"))
+    assert len(strategy.waiting) == 5
+    strategy.on_page(_page("http://d/WebCrawler.html", "crawler"))
+    assert len(strategy.waiting) == 4
+    assert all("template" in r.reasons for r in strategy.waiting)
+    assert strategy._rescore_waiting() == []

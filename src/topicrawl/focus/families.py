@@ -1,0 +1,112 @@
+"""What the crawl learns from URLs: how relevant the pages of each URL family were (a link's
+target is likely to be like its namesakes already crawled), and the links that still wait,
+so that a topic update can score them again.
+
+Nothing here names a site: a family is the pages of one URL directory whose file names start
+with the same word (``asyncio.html``, ``asyncio-task.html``, ``asyncio-stream.html``;
+``xml.dom.html``, ``xml.sax.html``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+from topicrawl.core.models import Request
+
+__all__ = ["UrlFamilies", "WaitingLinks", "family_of"]
+
+_MAX_URL_PATH = 500  # characters of a URL path looked at (hostile URLs can be long)
+_NAME_WORD = re.compile(r"[^\W_]+")
+
+
+def family_of(url: str) -> str:
+    """The host, the directory and the first word of the file name, lower-cased:
+    ``http://H/lib/asyncio-task.html`` -> ``"h/lib/asyncio"`` (``""`` for a URL that names
+    no file)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    path = parts.path[:_MAX_URL_PATH]
+    cut = path.rfind("/") + 1
+    word = _NAME_WORD.search(path[cut:])
+    if word is None:
+        return ""
+    return f"{parts.netloc.lower()}{path[:cut]}{word.group().lower()}"
+
+
+class UrlFamilies:
+    """The yield of each URL family: how much more relevant its crawled pages were than the
+    crawl's pages on average, shrunk by ``prior`` pseudo-pages of average relevance (so one
+    lucky page says little), over the best page relevance seen, in [0, 1]:
+    ``n * (mean_family - mean_crawl) / (n + prior) / best``. A family with no crawled page,
+    or no better than the crawl's average, yields 0.
+
+    At most ``capacity`` families are counted (past it, new ones are not).
+    """
+
+    def __init__(self, *, prior: float, capacity: int = 200_000) -> None:
+        if prior <= 0.0 or capacity < 0:
+            raise ValueError("prior must be > 0 and capacity >= 0")
+        self._prior = prior
+        self._capacity = capacity
+        self._families: dict[str, tuple[float, int]] = {}  # summed relevance, pages
+        self._similarity = 0.0  # over every crawled page
+        self._pages = 0
+        self._best = 0.0
+
+    def observe(self, url: str, similarity: float) -> None:
+        """Count a crawled page (``url`` its final address) and its relevance."""
+        self._best = max(self._best, similarity)
+        self._similarity += similarity
+        self._pages += 1
+        family = family_of(url)
+        if not family:
+            return
+        held = self._families.get(family)
+        if held is None:
+            if len(self._families) >= self._capacity:
+                return
+            held = (0.0, 0)
+        self._families[family] = (held[0] + similarity, held[1] + 1)
+
+    def score(self, url: str) -> float:
+        """The yield of ``url``'s family."""
+        held = self._families.get(family_of(url))
+        if held is None or self._best <= 0.0:
+            return 0.0
+        total, pages = held
+        lift = (total - pages * self._similarity / self._pages) / (pages + self._prior)
+        return min(max(lift, 0.0) / self._best, 1.0)
+
+
+class WaitingLinks:
+    """The links a crawl has queued or held back and not crawled yet, each at its best score
+    so far (at most ``capacity``; past it, new links are not remembered)."""
+
+    def __init__(self, *, capacity: int = 200_000) -> None:
+        if capacity < 0:
+            raise ValueError("capacity must be >= 0")
+        self._capacity = capacity
+        self._links: dict[str, Request] = {}
+
+    def __len__(self) -> int:
+        return len(self._links)
+
+    def __iter__(self) -> Iterator[Request]:
+        """The waiting links, oldest first (a copy: the caller may :meth:`wait` meanwhile)."""
+        return iter(list(self._links.values()))
+
+    def wait(self, request: Request) -> None:
+        """Remember ``request``, unless the same URL already waits at a score as high."""
+        held = self._links.get(request.url)
+        if held is None and len(self._links) >= self._capacity:
+            return
+        if held is None or request.score > held.score:
+            self._links[request.url] = request
+
+    def crawled(self, url: str) -> None:
+        """Forget a link once its page is crawled."""
+        self._links.pop(url, None)

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+
+from topicrawl.core.models import Request
+from topicrawl.focus.families import UrlFamilies, WaitingLinks, family_of
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://H/lib/asyncio-task.html", "h/lib/asyncio"),
+        ("http://h/lib/asyncio.html?x=1", "h/lib/asyncio"),
+        ("http://h/lib/xml.dom.minidom.html", "h/lib/xml"),
+        ("http://h/lib/_thread.html", "h/lib/thread"),
+        ("http://h/api/java/sql/Connection.html", "h/api/java/sql/connection"),
+        ("http://h/lib/", ""),
+        ("http://h", ""),
+    ],
+)
+def test_a_urls_family_is_its_directory_and_the_first_word_of_its_file_name(
+    url: str, expected: str
+) -> None:
+    assert family_of(url) == expected
+
+
+def test_a_familys_yield_is_its_shrunk_lift_over_the_crawls_mean() -> None:
+    families = UrlFamilies(prior=1.0)
+    assert families.score("http://h/lib/asyncio-task.html") == 0.0  # nothing crawled
+    families.observe("http://h/lib/asyncio.html", 0.8)
+    families.observe("http://h/lib/os.html", 0.0)
+    families.observe("http://h/index.html", 0.1)
+    # Crawl mean 0.3; family "asyncio": (0.8 - 1 * 0.3) / (1 + 1) = 0.25, over the best 0.8.
+    assert families.score("http://h/lib/asyncio-task.html") == pytest.approx(0.25 / 0.8)
+    # Family "os" is under the crawl's mean: 0.
+    assert families.score("http://h/lib/os.path.html") == 0.0
+    assert families.score("http://h/other/asyncio.html") == 0.0  # another directory
+    families.observe("http://h/lib/asyncio-stream.html", 0.4)
+    # Mean 0.325; (1.2 - 2 * 0.325) / (2 + 1) = 0.18333, over 0.8.
+    assert families.score("http://h/lib/asyncio-task.html") == pytest.approx(0.55 / 3 / 0.8)
+
+
+def test_families_past_capacity_are_not_counted() -> None:
+    families = UrlFamilies(prior=1.0, capacity=1)
+    families.observe("http://h/a.html", 0.5)
+    families.observe("http://h/b.html", 0.5)
+    families.observe("http://h/c.html", 0.0)
+    assert families.score("http://h/a-x.html") > 0.0
+    assert families.score("http://h/b-x.html") == 0.0
+
+
+def test_waiting_links_keep_their_best_score_until_crawled() -> None:
+    waiting = WaitingLinks(capacity=2)
+    waiting.wait(Request(url="http://h/a", score=0.3, depth=1))
+    waiting.wait(Request(url="http://h/a", score=0.1, depth=1))
+    waiting.wait(Request(url="http://h/b", score=0.2, depth=1))
+    waiting.wait(Request(url="http://h/c", score=0.9, depth=1))  # over capacity
+    assert [(r.url, r.score) for r in waiting] == [("http://h/a", 0.3), ("http://h/b", 0.2)]
+    waiting.crawled("http://h/a")
+    waiting.crawled("http://h/unknown")
+    assert [r.url for r in waiting] == ["http://h/b"]
+    assert len(waiting) == 1
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: UrlFamilies(prior=0.0), lambda: WaitingLinks(capacity=-1)]
+)
+def test_bad_settings_are_refused(make: object) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        make()  # type: ignore[operator]
