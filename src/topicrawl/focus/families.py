@@ -4,7 +4,9 @@ so that a topic update can score them again.
 
 Nothing here names a site: a family is the pages of one URL directory whose file names start
 with the same word (``asyncio.html``, ``asyncio-task.html``, ``asyncio-stream.html``;
-``xml.dom.html``, ``xml.sax.html``).
+``xml.dom.html``, ``xml.sax.html``), and the numbered pages of one directory are one family
+(``/cooking/1022.html``, ``/cooking/1054.html``: a site that numbers its articles groups them by
+section).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ _NAME_WORD = re.compile(r"[^\W_]+")
 
 
 def family_of(url: str) -> str:
-    """The host, the directory and the first word of the file name, lower-cased:
-    ``http://H/lib/asyncio-task.html`` -> ``"h/lib/asyncio"`` (``""`` for a URL that names
-    no file)."""
+    """The host, the directory and the first word of the file name, lower-cased, ``#`` for a
+    word of digits: ``http://H/lib/asyncio-task.html`` -> ``"h/lib/asyncio"``,
+    ``http://h/cooking/1022.html`` -> ``"h/cooking/#"`` (``""`` for a URL that names no
+    file)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -34,7 +37,10 @@ def family_of(url: str) -> str:
     word = _NAME_WORD.search(path[cut:])
     if word is None:
         return ""
-    return f"{parts.netloc.lower()}{path[:cut]}{word.group().lower()}"
+    name = word.group().lower()
+    if name.isdigit():
+        name = "#"  # numbered pages (``1022.html``, ``2024``) are one family
+    return f"{parts.netloc.lower()}{path[:cut]}{name}"
 
 
 class UrlFamilies:

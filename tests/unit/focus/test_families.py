@@ -14,6 +14,9 @@ from topicrawl.focus.families import UrlFamilies, WaitingLinks, family_of
         ("http://h/lib/xml.dom.minidom.html", "h/lib/xml"),
         ("http://h/lib/_thread.html", "h/lib/thread"),
         ("http://h/api/java/sql/Connection.html", "h/api/java/sql/connection"),
+        ("http://h/cooking/1022.html", "h/cooking/#"),
+        ("http://h/news/2024-05-12-title.html", "h/news/#"),
+        ("http://h/cooking/v2-menu.html", "h/cooking/v2"),
         ("http://h/lib/", ""),
         ("http://h", ""),
     ],
@@ -22,6 +25,15 @@ def test_a_urls_family_is_its_directory_and_the_first_word_of_its_file_name(
     url: str, expected: str
 ) -> None:
     assert family_of(url) == expected
+
+
+def test_numbered_pages_of_a_directory_are_one_family() -> None:
+    families = UrlFamilies(prior=1.0)
+    families.observe("http://h/cooking/1022.html", 0.6)
+    families.observe("http://h/cooking/how-to-boil.html", 0.0)
+    # Crawl mean 0.3; family "#": (0.6 - 0.3) / 2 = 0.15, over the best 0.6.
+    assert families.score("http://h/cooking/1054.html") == pytest.approx(0.25)
+    assert families.score("http://h/football/1054.html") == 0.0
 
 
 def test_a_familys_yield_is_its_shrunk_lift_over_the_crawls_mean() -> None:
