@@ -286,6 +286,17 @@ def python_topics(graph: CrawlGraph) -> list[Topic]:
     ]
 
 
+def demo_server() -> DemoWebServer:
+    """The demo web's server, without the robots.txt Crawl-delay of its second host.
+
+    A host that must wait between fetches is ready or not depending on how long the other
+    hosts' fetches took, so with the Crawl-delay (0.05 s) the fetch order differed between
+    runs of the same code: fetch 169 of one run of demo-astronomy-zh was the waiting host's
+    page, in another (that host 6 ms short of its delay) another host's.
+    """
+    return DemoWebServer(DemoWeb.generate(seed=7, crawl_delay=0.0), slow_delay=0.2)
+
+
 def demo_topics(web: DemoWeb) -> Callable[[CrawlGraph], list[Topic]]:
     def make(graph: CrawlGraph) -> list[Topic]:
         reachable = graph.reachable()
@@ -435,9 +446,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
             budgets["python"] = site.budget
             rows += await bench_site(site, keep(python_topics), workdir, strategies, log)
         if "demo" in sites:
-            web = DemoWeb.generate(seed=7)
-            server = DemoWebServer(web, slow_delay=0.2)
-            with server.run_in_thread():
+            with demo_server().run_in_thread() as server:
                 bound = server.web
                 bases = bound.bases()
                 site = Site(

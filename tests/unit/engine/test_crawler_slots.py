@@ -1,24 +1,39 @@
-"""The crawler's request slots: more pages in hand than requests, politeness on requests."""
+"""The crawler's request slots: more pages in hand than requests, politeness on requests,
+and the leases a checkpoint holds back."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.unit.engine.responses import html_response
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.models import Request, Response
+from topicrawl.core.protocols import Fetcher, Frontier
 from topicrawl.engine.build import _pages_in_hand
-from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy
+from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ParseFn
 from topicrawl.engine.parsing import ParsedDocument, parse_body
 from topicrawl.focus import make_strategy
-from topicrawl.frontier import MemoryFrontier
+from topicrawl.frontier import MemoryFrontier, SqliteFrontier
 from topicrawl.parse.urls import Scope
 from topicrawl.storage import SqlStorage
 
 HOSTS = ("a.test", "b.test")
+
+
+def tree_page(url: str, host: Callable[[int], str]) -> Response:
+    """Page n of a binary tree of 40 pages: links to pages 2n+1 and 2n+2, page m on host(m)."""
+    number = int(url.rsplit("/", 1)[1] or 0)
+    links = "".join(
+        f'<a href="http://{host(n)}/{n}">page {n}</a>'
+        for n in (2 * number + 1, 2 * number + 2)
+        if n < 40
+    )
+    html = f"<html><head><title>{number}</title></head><body>{links}</body></html>"
+    return html_response(html, url, fetched_at=time.time())
 
 
 class CountingFetcher:
@@ -36,14 +51,7 @@ class CountingFetcher:
             await asyncio.sleep(0.005)
         finally:
             self.active[host] -= 1
-        number = int(request.url.rsplit("/", 1)[1] or 0)
-        links = "".join(
-            f'<a href="http://a.test/{n}">page {n}</a>'
-            for n in (2 * number + 1, 2 * number + 2)
-            if n < 40
-        )
-        html = f"<html><head><title>{number}</title></head><body>{links}</body></html>"
-        return html_response(html, request.url, fetched_at=time.time())
+        return tree_page(request.url, lambda _: "a.test")
 
     async def close(self) -> None:
         pass
@@ -66,10 +74,30 @@ class SlowParser:
         return parse_body(response.body, response.final_url, charset="utf-8")
 
 
+class InterleavedFetcher:
+    """Serves 40 pages, each linking to its two successors; in breadth-first order they come in
+    pairs of one host, a.test and b.test in turn. Records the fetch order."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+
+    async def fetch(self, request: Request) -> Response:
+        self.order.append(request.url)
+        await asyncio.sleep(0.002)
+        return tree_page(request.url, lambda n: HOSTS[n // 2 % 2])
+
+    async def close(self) -> None:
+        pass
+
+
 async def _crawler(
-    storage: SqlStorage, frontier: MemoryFrontier, parser: SlowParser, **limits: Any
-) -> tuple[Crawler, CountingFetcher]:
-    fetcher = CountingFetcher()
+    storage: SqlStorage,
+    frontier: Frontier,
+    parser: ParseFn,
+    fetcher: Fetcher | None = None,
+    **limits: Any,
+) -> tuple[Crawler, Fetcher]:
+    fetcher = fetcher or CountingFetcher()
     crawler = Crawler(
         fetcher=fetcher,
         frontier=frontier,
@@ -99,6 +127,7 @@ async def test_pages_in_hand_go_beyond_requests_but_requests_stay_polite(tmp_pat
         await frontier.close()
         await storage.close()
     assert stats.pages == 40 + 1
+    assert isinstance(fetcher, CountingFetcher)
     assert fetcher.most == {"a.test": 2, "b.test": 1}
     assert parser.most_in_hand > 4  # more pages in hand than requests in flight
 
@@ -114,9 +143,10 @@ class StallingStorage(SqlStorage):
 async def test_workers_wake_when_a_checkpoint_gives_back_held_leases(tmp_path: Path) -> None:
     # One host, one lease: while a checkpoint holds the ack back, the only worker finds
     # nothing to pop and sleeps; the end of the checkpoint must wake it, not its poll timer.
+    # (A durable frontier: a memory one has nothing to hold acks back for.)
     storage = StallingStorage(f"sqlite:///{tmp_path / 'crawl.db'}")
     await storage.open()
-    frontier = MemoryFrontier(max_per_host=1)
+    frontier = await SqliteFrontier(tmp_path / "frontier.db", max_per_host=1).open()
     try:
         crawler, _ = await _crawler(
             storage, frontier, SlowParser(), max_pages=12, concurrency=1, checkpoint_interval=0.01
@@ -136,6 +166,44 @@ async def test_workers_wake_when_a_checkpoint_gives_back_held_leases(tmp_path: P
         await storage.close()
     assert stats.pages == 12
     assert polls  # the worker did find the host's only lease held by a checkpoint
+
+
+async def parse(response: Response) -> ParsedDocument:
+    return parse_body(response.body, response.final_url, charset="utf-8")
+
+
+async def _fetch_order(tmp_path: Path, checkpoint_interval: float) -> list[str]:
+    storage = StallingStorage(f"sqlite:///{tmp_path / f'{checkpoint_interval}.db'}")
+    await storage.open()
+    frontier = MemoryFrontier(max_per_host=1)
+    fetcher = InterleavedFetcher()
+    try:
+        crawler, _ = await _crawler(
+            storage,
+            frontier,
+            parse,
+            fetcher,
+            concurrency=1,
+            per_host=1,
+            checkpoint_interval=checkpoint_interval,
+        )
+        await crawler.seed([Request(url="http://a.test/0")])
+        await asyncio.wait_for(crawler.run(), 30)
+    finally:
+        await frontier.close()
+        await storage.close()
+    return fetcher.order
+
+
+async def test_checkpoints_do_not_change_the_fetch_order_of_a_memory_frontier(
+    tmp_path: Path,
+) -> None:
+    # One request in flight, one lease per host: had a checkpoint held a page's ack back, its
+    # host would look busy and the other host's next URL would go first, so the order would
+    # depend on when checkpoints ran (the demo-web benchmark crawls differed between runs).
+    without_checkpoints = await _fetch_order(tmp_path, 3600.0)
+    assert len(without_checkpoints) == 40
+    assert await _fetch_order(tmp_path, 0.001) == without_checkpoints
 
 
 def test_by_default_only_breadth_first_crawls_hold_more_urls_than_requests() -> None:
