@@ -266,7 +266,8 @@ class FocusedStrategy(_Scoring):
 
     For each page: relevance ``cos`` = best cosine to the topics; ``Hub(u)`` = its on-topic
     links over the most seen on a page; ``pu = m1 * cos' + (1 - m1) * Hub(u)`` with ``cos'`` the
-    cosine over the best seen so far (``relative_similarity``; else the raw cosine); each child
+    cosine over the best seen so far, or over ``relative_floor`` times the threshold when that is
+    higher (``relative_similarity``; else the raw cosine); each child
     inherits ``a * pu`` if the page is relevant (``cos >= threshold``), else ``a`` times the
     page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor`` with
     ``anchor`` the cosine of its block's extended anchor text (scaled down in a block of more
@@ -379,7 +380,11 @@ class FocusedStrategy(_Scoring):
         if o.relative_similarity:
             # On the scale of Hub(u) and of anchor scores: the best page so far scores 1.
             importance = page_importance(
-                similarity=relative_to_best(similarity, self._most_similar), hub=hub, m1=o.m1
+                similarity=relative_to_best(
+                    similarity, max(self._most_similar, o.relative_floor * self.threshold)
+                ),
+                hub=hub,
+                m1=o.m1,
             )
         else:
             importance = page_importance(similarity=similarity, hub=hub, m1=o.m1)

@@ -270,6 +270,21 @@ def test_focused_relative_similarity_is_over_the_best_page_so_far() -> None:
     assert request.reasons["importance"] == pytest.approx(0.7 * similarity / FIRST_PAGE)
 
 
+def test_focused_relative_similarity_is_over_at_least_twice_the_threshold() -> None:
+    # The first page is the best seen, but its cosine is under 2 x the threshold (0.9 > 0.45):
+    # relative cos = cos / 0.9, not 1.
+    strategy = _focused(adaptive=False, evolve=False, threshold=0.45, link_ratio=0.0)
+    (request,) = strategy.on_page(
+        _page("http://a/", "crawler crawler spider", [Link("http://a/1", "x")])
+    ).requests
+    assert request.reasons["importance"] == pytest.approx(0.7 * FIRST_PAGE / 0.9)
+    off = _focused(adaptive=False, evolve=False, threshold=0.45, link_ratio=0.0, relative_floor=0.0)
+    (request,) = off.on_page(
+        _page("http://a/", "crawler crawler spider", [Link("http://a/1", "x")])
+    ).requests
+    assert request.reasons["importance"] == pytest.approx(0.7)
+
+
 def test_focused_link_words_score_a_link_diluted_in_its_block() -> None:
     block = "home | news | sports | weather | cooking | travel | crawler"
     links = [
