@@ -43,7 +43,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
                 )
                 async with open_crawl(settings) as crawler:
                     await crawler.run()
-                    strategy = crawler._strategy  # noqa: SLF001 - a diagnostic
+                    strategy = crawler._strategy  # a diagnostic: the engine keeps it private
                 assert isinstance(strategy, FocusedStrategy)
                 precisions = " ".join(f"{p:.1f}" for p in strategy.controller.precisions)
                 print(

@@ -149,8 +149,9 @@ class FocusedOptions(StrategyOptions):
             judge; needs the ``embed`` extra and loads a ~90 MB model, ~460 MB of memory,
             on the first judgement; see :class:`~topicrawl.focus.embedding.EmbeddingJudge`).
             Measured on the demo web's English pages: accuracy 0.99 against the profile
-            judge's 0.98; crawls (F90/oracle): Python docs RESULT_PY, demo web RESULT_DEMO.
-            Not the default: it judges better, but the crawls are no better.
+            judge's 0.98; crawls (F90/oracle): Python docs 1.41 (the profile judge 1.41, the
+            same F90 on every topic), demo web 4.09 (4.13 and 4.16 in two runs: noise). Not
+            the default: it judges better, but the crawls are no better.
         evolve, update_every, feedback, ga_*, alpha, beta, gamma, new_features, min_lift,
             keyword_floor, max_features, rocchio_query:
             the topic vector update, every ``update_every`` relevant pages of a topic, from

@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import IN_CI
 from tests.snippets import run_snippet
+from tests.unit.focus.pages import fetched_page
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.models import Page
 from topicrawl.demoweb import DemoWeb
@@ -60,28 +61,6 @@ class Always:
         return self.answer
 
 
-def _page(
-    url: str,
-    text: str,
-    *,
-    title: str = "",
-    content_hash: str | None = None,
-    lang: str | None = None,
-) -> Page:
-    return Page(
-        url=url,
-        final_url=url,
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        content_type="text/html",
-        title=title,
-        text=text,
-        content_hash=content_hash,
-        lang=lang,
-    )
-
-
 def _judge(encoder: CountingEncoder, **kwargs: Any) -> EmbeddingJudge:
     return EmbeddingJudge(topics=[parse_topic("star")], model=encoder, **kwargs)
 
@@ -92,7 +71,7 @@ def _demo_page(topic: str, lang: str = "en") -> Page:
         p for p in web.pages if p.true_topic == topic and p.lang == lang and len(p.paragraphs) > 2
     )
     text = "\n".join(" ".join(paragraph) for paragraph in demo.paragraphs)
-    return _page(web.url_of(demo), text, title=demo.title)
+    return fetched_page(web.url_of(demo), text, title=demo.title)
 
 
 def _benchmark_topic(topic_id: str, lang: str = "en") -> TopicProfile:
@@ -126,7 +105,11 @@ def test_the_model_judges_each_page_by_its_nearest_topic(model: Encoder) -> None
     judge = EmbeddingJudge(
         topics=[_benchmark_topic("astronomy"), _benchmark_topic("cooking")], model=model
     )
-    pages = [_demo_page("astronomy"), _demo_page("cooking"), _demo_page("football")]
+    pages = [
+        _demo_page("astronomy"),
+        _demo_page("cooking"),
+        _demo_page("football"),
+    ]
     assert judge.judge_all(pages) == [True, True, False]
 
 
@@ -136,7 +119,7 @@ def test_the_model_judges_each_page_by_its_nearest_topic(model: Encoder) -> None
 def test_a_page_judged_again_is_not_encoded_again() -> None:
     encoder = CountingEncoder()
     judge = _judge(encoder)
-    page = _page("http://a.test/1", "a bright star")
+    page = fetched_page("http://a.test/1", "a bright star")
     assert judge.is_relevant(page)
     assert judge.is_relevant(page)
     assert judge.judge_all([page, page]) == [True, True]
@@ -146,15 +129,15 @@ def test_a_page_judged_again_is_not_encoded_again() -> None:
 def test_a_page_whose_content_changed_is_judged_again() -> None:
     encoder = CountingEncoder()
     judge = _judge(encoder)
-    assert judge.is_relevant(_page("http://a.test/1", "a star", content_hash="old"))
-    assert not judge.is_relevant(_page("http://a.test/1", "a recipe", content_hash="new"))
+    assert judge.is_relevant(fetched_page("http://a.test/1", "a star", content_hash="old"))
+    assert not judge.is_relevant(fetched_page("http://a.test/1", "a recipe", content_hash="new"))
     assert encoder.pages_encoded == 2
 
 
 def test_the_cache_forgets_the_oldest_pages_first() -> None:
     encoder = CountingEncoder()
     judge = _judge(encoder, cache_size=2)
-    first, second, third = (_page(f"http://a.test/{i}", "star") for i in range(3))
+    first, second, third = (fetched_page(f"http://a.test/{i}", "star") for i in range(3))
     for page in (first, second, third, third, second):
         judge.is_relevant(page)
     assert encoder.pages_encoded == 3
@@ -165,10 +148,14 @@ def test_the_cache_forgets_the_oldest_pages_first() -> None:
 def test_new_pages_are_encoded_in_one_batch_and_empty_pages_not_at_all() -> None:
     encoder = CountingEncoder()
     judge = _judge(encoder)
-    known = _page("http://a.test/known", "star")
+    known = fetched_page("http://a.test/known", "star")
     judge.is_relevant(known)
-    pages = [known, _page("http://a.test/a", "star"), _page("http://a.test/b", "recipe")]
-    assert judge.judge_all([*pages, _page("http://a.test/empty", "  ")]) == [
+    pages = [
+        known,
+        fetched_page("http://a.test/a", "star"),
+        fetched_page("http://a.test/b", "recipe"),
+    ]
+    assert judge.judge_all([*pages, fetched_page("http://a.test/empty", "  ")]) == [
         True,
         True,
         False,
@@ -180,7 +167,7 @@ def test_new_pages_are_encoded_in_one_batch_and_empty_pages_not_at_all() -> None
 def test_sample_precision_asks_a_batch_judge_once() -> None:
     encoder = CountingEncoder()
     judge = _judge(encoder)
-    pages = [_page(f"http://a.test/{i}", "star" if i % 2 else "recipe") for i in range(10)]
+    pages = [fetched_page(f"http://a.test/{i}", "star" if i % 2 else "recipe") for i in range(10)]
     precision = sample_precision(pages, judge, size=10, rng=random.Random(0))
     assert precision == 0.5
     assert len(encoder.batches) == 2  # the topics, then the ten pages
@@ -188,9 +175,13 @@ def test_sample_precision_asks_a_batch_judge_once() -> None:
 
 def test_a_person_s_labels_come_first_and_the_rest_go_to_the_model_in_one_batch() -> None:
     encoder = CountingEncoder()
-    labelled = _page("http://a.test/labelled", "star")
+    labelled = fetched_page("http://a.test/labelled", "star")
     human = HumanJudge({labelled.url: False}, fallback=_judge(encoder))
-    pages = [labelled, _page("http://a.test/a", "star"), _page("http://a.test/b", "recipe")]
+    pages = [
+        labelled,
+        fetched_page("http://a.test/a", "star"),
+        fetched_page("http://a.test/b", "recipe"),
+    ]
     assert human.judge_all(pages) == [False, True, False]
     assert encoder.batches[-1] == ["\nstar", "\nrecipe"]
     assert (human.asked, human.answered) == (3, 1)
@@ -200,7 +191,7 @@ def test_only_the_start_of_a_hostile_page_is_read() -> None:
     encoder = CountingEncoder()
     judge = _judge(encoder, max_chars=50)
     script = "<script>alert(1)</script>"
-    page = _page("http://a.test/x", script + "star " * 10_000, title="t" * 1000)
+    page = fetched_page("http://a.test/x", script + "star " * 10_000, title="t" * 1000)
     judge.is_relevant(page)
     (text,) = encoder.batches[-1]
     assert len(text) <= 101
@@ -210,7 +201,7 @@ def test_only_the_start_of_a_hostile_page_is_read() -> None:
 def test_topics_are_embedded_from_their_keywords_and_description() -> None:
     encoder = CountingEncoder()
     topic = TopicProfile(name="sky", keywords=("star", "comet"), description="the night sky")
-    EmbeddingJudge(topics=[topic], model=encoder).is_relevant(_page("http://a.test/", "x"))
+    EmbeddingJudge(topics=[topic], model=encoder).is_relevant(fetched_page("http://a.test/", "x"))
     assert encoder.batches[0] == ["star, comet. the night sky"]
 
 
@@ -219,10 +210,10 @@ def test_pages_not_in_english_go_to_the_fallback_judge() -> None:
     fallback = Always(True)
     judge = _judge(encoder, fallback=fallback)
     pages = [
-        _page("http://a.test/en", "recipe", lang="en-GB"),
-        _page("http://a.test/zh", "recipe", lang="zh"),
-        _page("http://a.test/undeclared", "天文望远镜观测到一颗明亮的恒星 star"),
-        _page("http://a.test/plain", "a recipe with one star"),
+        fetched_page("http://a.test/en", "recipe", lang="en-GB"),
+        fetched_page("http://a.test/zh", "recipe", lang="zh"),
+        fetched_page("http://a.test/undeclared", "天文望远镜观测到一颗明亮的恒星 star"),
+        fetched_page("http://a.test/plain", "a recipe with one star"),
     ]
     assert judge.judge_all(pages) == [False, True, True, True]
     assert fallback.asked == ["http://a.test/zh", "http://a.test/undeclared"]
@@ -232,7 +223,7 @@ def test_pages_not_in_english_go_to_the_fallback_judge() -> None:
 def test_without_a_fallback_the_model_judges_every_language() -> None:
     encoder = CountingEncoder()
     judge = _judge(encoder)
-    assert judge.is_relevant(_page("http://a.test/zh", "star", lang="zh"))
+    assert judge.is_relevant(fetched_page("http://a.test/zh", "star", lang="zh"))
     assert encoder.pages_encoded == 1
 
 
@@ -261,7 +252,7 @@ def test_auto_judge_embedding_builds_the_judge_without_loading_the_model(
     assert isinstance(judge, EmbeddingJudge)
     assert judge.threshold == 0.4
     # Chinese pages go to the profile judge, which does not need the model.
-    assert judge.is_relevant(_page("http://a.test/zh", "star star", lang="zh"))
+    assert judge.is_relevant(fetched_page("http://a.test/zh", "star star", lang="zh"))
 
 
 def test_a_crawl_with_the_profile_judge_never_imports_torch() -> None:
@@ -304,7 +295,7 @@ def test_a_missing_model_package_names_the_extra_to_install(
     monkeypatch.setitem(sys.modules, missing, None)  # makes importing it an ImportError
     judge = EmbeddingJudge(topics=[parse_topic("star")])
     with pytest.raises(ConfigError, match=rf"needs {missing}: install topicrawl's 'embed' extra"):
-        judge.is_relevant(_page("http://a.test/", "star"))
+        judge.is_relevant(fetched_page("http://a.test/", "star"))
 
 
 @pytest.mark.parametrize(
