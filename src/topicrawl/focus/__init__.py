@@ -3,6 +3,7 @@ and the crawl strategies (bfs, best-first, shark, focused)."""
 
 from __future__ import annotations
 
+from topicrawl.focus.embedding import EmbeddingJudge
 from topicrawl.focus.evolve import (
     GaResult,
     GaSettings,
@@ -52,20 +53,24 @@ from topicrawl.focus.strategies import (
     make_strategy,
 )
 from topicrawl.focus.threshold import (
+    BatchJudge,
     HumanJudge,
     Judge,
     ProfileJudge,
     ThresholdController,
     ThresholdMove,
     ThresholdSettings,
+    judge_all,
     sample_precision,
 )
 
 __all__ = [
     "STRATEGY_NAMES",
+    "BatchJudge",
     "BestFirstStrategy",
     "BfsStrategy",
     "CandidatePool",
+    "EmbeddingJudge",
     "FocusedOptions",
     "FocusedStrategy",
     "GaResult",
@@ -96,6 +101,7 @@ __all__ = [
     "evolve",
     "hub_score",
     "inherited_score",
+    "judge_all",
     "link_priority",
     "link_words",
     "make_strategy",

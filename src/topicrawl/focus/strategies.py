@@ -47,7 +47,7 @@ from topicrawl.focus.relevance import (
 )
 from topicrawl.focus.state import LearnedState, TopicHistory
 from topicrawl.focus.stemming import make_tokenizer
-from topicrawl.focus.threshold import ProfileJudge, ThresholdController, sample_precision
+from topicrawl.focus.threshold import ThresholdController, sample_precision
 from topicrawl.text.vectors import SparseVector, cosine
 
 if TYPE_CHECKING:
@@ -293,7 +293,7 @@ class FocusedStrategy(_Scoring):
         super().__init__(topics=topics, options=options)
         self.focused = options
         self.controller = ThresholdController(settings=options.threshold_settings())
-        self.judge = options.judge or ProfileJudge(scorer=self.scorer)
+        self.judge = options.judge or options.automatic_judge(self.scorer)
         self.candidates = CandidatePool(capacity=options.max_candidates)
         self.templates = TemplateBlocks(
             min_pages=options.template_pages,

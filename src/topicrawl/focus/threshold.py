@@ -15,12 +15,14 @@ from topicrawl.focus.relevance import TopicScorer
 from topicrawl.text.vectors import SparseVector, cosine, normalized
 
 __all__ = [
+    "BatchJudge",
     "HumanJudge",
     "Judge",
     "ProfileJudge",
     "ThresholdController",
     "ThresholdMove",
     "ThresholdSettings",
+    "judge_all",
     "sample_precision",
 ]
 
@@ -30,6 +32,21 @@ class Judge(Protocol):
     """Says whether a page really is on topic: a person, a stronger model, a labelled set."""
 
     def is_relevant(self, page: Page) -> bool: ...
+
+
+@runtime_checkable
+class BatchJudge(Judge, Protocol):
+    """A judge that is cheaper asked about several pages at once (a model that encodes a
+    batch)."""
+
+    def judge_all(self, pages: Sequence[Page]) -> list[bool]: ...
+
+
+def judge_all(judge: Judge, pages: Sequence[Page]) -> list[bool]:
+    """``judge.is_relevant`` of each page, in one call where the judge takes batches."""
+    if isinstance(judge, BatchJudge):
+        return judge.judge_all(pages)
+    return [judge.is_relevant(page) for page in pages]
 
 
 class ThresholdMove(enum.StrEnum):
@@ -149,7 +166,7 @@ def sample_precision(
     if not pages:
         return None
     sample = rng.sample(list(pages), min(size, len(pages)))
-    return sum(1 for page in sample if judge.is_relevant(page)) / len(sample)
+    return sum(judge_all(judge, sample)) / len(sample)
 
 
 class ProfileJudge:
@@ -217,10 +234,24 @@ class HumanJudge:
         return len(self._labels)
 
     def is_relevant(self, page: Page) -> bool:
-        self.asked += 1
+        return self.judge_all([page])[0]
+
+    def judge_all(self, pages: Sequence[Page]) -> list[bool]:
+        """The labels of ``pages``; the unlabelled ones go to the fallback in one batch."""
+        self.asked += len(pages)
+        labels = [self._label(page) for page in pages]
+        self.answered += sum(1 for label in labels if label is not None)
+        unlabelled = [page for page, label in zip(pages, labels, strict=True) if label is None]
+        if self._fallback is None or not unlabelled:
+            fallback: list[bool] = [False] * len(unlabelled)
+        else:
+            fallback = judge_all(self._fallback, unlabelled)
+        answers = iter(fallback)
+        return [next(answers) if label is None else label for label in labels]
+
+    def _label(self, page: Page) -> bool | None:
         for url in (page.url, page.final_url):
             label = self._labels.get(url)
             if label is not None:
-                self.answered += 1
                 return label
-        return self._fallback.is_relevant(page) if self._fallback is not None else False
+        return None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.focus.pages import fetched_page
 from topicrawl.core.errors import ConfigError
-from topicrawl.core.models import Link, Page
+from topicrawl.core.models import Link
 from topicrawl.focus import (
     FocusedStrategy,
     HumanJudge,
@@ -18,19 +19,6 @@ from topicrawl.focus import (
 )
 from topicrawl.focus.links import relative_to_best
 from topicrawl.focus.stemming import SnowballTokenizer, make_tokenizer
-
-
-def _page(url: str, text: str, links: tuple[Link, ...] = ()) -> Page:
-    return Page(
-        url=url,
-        final_url=url,
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        content_type="text/html",
-        text=text,
-        links=links,
-    )
 
 
 def test_identifiers_split_at_case_changes() -> None:
@@ -74,20 +62,20 @@ def test_human_judge_uses_labels_and_falls_back_for_the_rest() -> None:
     fallback = ProfileJudge(scorer=strategy.scorer)
     judge = HumanJudge({"http://a/yes": True, "http://a/no": False}, fallback=fallback)
     # The label wins over the page's text, both ways.
-    assert judge.is_relevant(_page("http://a/yes", "cooking pasta"))
-    assert not judge.is_relevant(_page("http://a/no", "crawler crawler"))
-    assert judge.is_relevant(_page("http://a/other", "crawler crawler"))
+    assert judge.is_relevant(fetched_page("http://a/yes", "cooking pasta"))
+    assert not judge.is_relevant(fetched_page("http://a/no", "crawler crawler"))
+    assert judge.is_relevant(fetched_page("http://a/other", "crawler crawler"))
     assert (judge.asked, judge.answered) == (3, 2)
-    assert not HumanJudge({}).is_relevant(_page("http://a/other", "crawler"))
+    assert not HumanJudge({}).is_relevant(fetched_page("http://a/other", "crawler"))
 
 
 def _learned(**options: object) -> FocusedStrategy:
     strategy = make_strategy("focused", topics=["crawler, spider"], update_every=2, **options)
     assert isinstance(strategy, FocusedStrategy)
     for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe"]):
-        strategy.on_page(_page(f"http://n/{i}", text))
+        strategy.on_page(fetched_page(f"http://n/{i}", text))
     for i in range(4):
-        strategy.on_page(_page(f"http://a/{i}", f"crawler spider frontier queue page{i}"))
+        strategy.on_page(fetched_page(f"http://a/{i}", f"crawler spider frontier queue page{i}"))
     return strategy
 
 
@@ -126,7 +114,7 @@ def test_threshold_history_records_each_move() -> None:
     )
     assert isinstance(strategy, FocusedStrategy)
     for i in range(4):
-        strategy.on_page(_page(f"http://a/{i}", "crawler"))
+        strategy.on_page(fetched_page(f"http://a/{i}", "crawler"))
     history = strategy.learned_state().thresholds
     assert history[0] == (0, 0.1)
     # Precision stays 1.0 (stable, high): each measurement after the first steps down 0.01.

@@ -4,24 +4,11 @@ import math
 
 import pytest
 
+from tests.unit.focus.pages import fetched_page
 from topicrawl.core.errors import ConfigError
-from topicrawl.core.models import Page
 from topicrawl.focus import TopicProfile, TopicScorer, page_relevance, parse_topic
 from topicrawl.focus.relevance import topic_weights
 from topicrawl.text import Tokenizer, Vocabulary
-
-
-def _page(text: str, title: str = "") -> Page:
-    return Page(
-        url="http://a/",
-        final_url="http://a/",
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        content_type="text/html",
-        title=title,
-        text=text,
-    )
 
 
 def test_parse_topic_reads_keywords_and_description() -> None:
@@ -65,27 +52,29 @@ def test_scorer_on_the_first_page_is_a_plain_tf_cosine() -> None:
     # With one document every idf is log(1.01), so the cosine is the tf cosine:
     # page (crawler: 2, spider: 1) against topic (crawler: 1) -> 2 / sqrt(5).
     scorer = TopicScorer(topics=[parse_topic("crawler")])
-    vector = scorer.page_vector(_page("crawler crawler spider"), learn=True)
+    vector = scorer.page_vector(fetched_page("http://a/", "crawler crawler spider"), learn=True)
     assert scorer.relevance(vector).score == pytest.approx(2 / math.sqrt(5))
     assert scorer.model.documents == 1
 
 
 def test_title_counts_toward_relevance() -> None:
     scorer = TopicScorer(topics=[parse_topic("crawler")])
-    with_title = scorer.page_vector(_page("spider", title="Crawler"), learn=False)
+    with_title = scorer.page_vector(
+        fetched_page("http://a/", "spider", title="Crawler"), learn=False
+    )
     assert scorer.relevance(with_title).score == pytest.approx(1 / math.sqrt(2))
 
 
 def test_chinese_keywords_are_kept_whole_in_pages() -> None:
     scorer = TopicScorer(topics=[parse_topic("机器学习")])
     assert "机器学习" in scorer.tokenizer.user_words
-    vector = scorer.page_vector(_page("我们研究机器学习"), learn=True)
+    vector = scorer.page_vector(fetched_page("http://a/", "我们研究机器学习"), learn=True)
     assert scorer.relevance(vector).score > 0.5
 
 
 def test_multi_topic_relevance_names_the_best_topic() -> None:
     scorer = TopicScorer(topics=[parse_topic("cooking, pasta"), parse_topic("crawler")])
-    vector = scorer.page_vector(_page("a crawler and a spider"), learn=True)
+    vector = scorer.page_vector(fetched_page("http://a/", "a crawler and a spider"), learn=True)
     relevance = scorer.relevance(vector)
     assert relevance.topic == 1
     assert relevance.scores[0] == 0.0

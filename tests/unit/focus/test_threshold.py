@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+from tests.unit.focus.pages import fetched_page
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.models import Page
 from topicrawl.focus import (
@@ -29,19 +30,6 @@ def _controller(**settings: float) -> ThresholdController:
     }
     defaults.update(settings)
     return ThresholdController(settings=ThresholdSettings(**defaults))  # type: ignore[arg-type]
-
-
-def _page(url: str, text: str = "", title: str = "") -> Page:
-    return Page(
-        url=url,
-        final_url=url,
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        content_type="text/html",
-        title=title,
-        text=text,
-    )
 
 
 def test_first_measurement_only_sets_the_baseline() -> None:
@@ -111,7 +99,7 @@ class _ByUrl:
 
 
 def test_sample_precision_judges_a_seeded_random_sample() -> None:
-    pages = [_page(f"http://a/{i}") for i in range(20)]
+    pages = [fetched_page(f"http://a/{i}") for i in range(20)]
     judge = _ByUrl({f"http://a/{i}" for i in range(10)})
     assert isinstance(judge, Judge)
     first = sample_precision(pages, judge, size=8, rng=random.Random(7))
@@ -131,10 +119,10 @@ def test_sample_precision_of_nothing_is_none() -> None:
 def test_profile_judge_accepts_on_topic_pages_and_rejects_others() -> None:
     scorer = TopicScorer(topics=[parse_topic("web crawler, frontier | crawler politeness")])
     for text in ("cooking pasta", "football scores", "web crawler frontier"):
-        scorer.page_vector(_page("http://x/", text), learn=True)
+        scorer.page_vector(fetched_page("http://x/", text), learn=True)
     judge = ProfileJudge(scorer=scorer)
-    on_topic = _page("http://a/", "the frontier of a web crawler", title="Crawler design")
-    off_topic = _page("http://b/", "pasta with tomato and basil", title="Recipes")
+    on_topic = fetched_page("http://a/", "the frontier of a web crawler", title="Crawler design")
+    off_topic = fetched_page("http://b/", "pasta with tomato and basil", title="Recipes")
     assert judge.is_relevant(on_topic)
     assert not judge.is_relevant(off_topic)
     assert judge.score(on_topic) > judge.score(off_topic)
