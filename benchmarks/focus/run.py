@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -395,6 +396,12 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "--pages-in-hand", type=int, default=0, help="URLs in hand (default: --concurrency)"
     )
     parser.add_argument(
+        "--first-keyword",
+        action="store_true",
+        help="every topic is given by its first keyword phrase alone (a sparse topic: what "
+        "the topic update can add is then most of what there is to know)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -419,7 +426,13 @@ async def main(argv: Sequence[str] | None = None) -> None:
         print(f"[{time.perf_counter() - started:6.0f} s] {message}", file=sys.stderr, flush=True)
 
     def only(make: Callable[[CrawlGraph], list[Topic]]) -> Callable[[CrawlGraph], list[Topic]]:
-        return lambda g: [t for t in make(g) if not wanted or t.id in wanted]
+        def chosen(graph: CrawlGraph) -> list[Topic]:
+            made = [t for t in make(graph) if not wanted or t.id in wanted]
+            if args.first_keyword:
+                made = [dataclasses.replace(t, keywords=t.keywords.split(",")[0]) for t in made]
+            return made
+
+        return chosen
 
     rows: list[Row] = []
     topics: dict[str, Topic] = {}
@@ -462,6 +475,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         f"Run {time.strftime('%Y-%m-%d %H:%M')}, {time.perf_counter() - started:.0f} s, "
         f"{CONCURRENCY} requests in flight, load average {os.getloadavg()[0]:.1f}"
         + (f", focused options {' '.join(args.set)}" if args.set else "")
+        + (", every topic by its first keyword alone" if args.first_keyword else "")
         + ".\n\n"
     )
     (OUT / "latest.md").write_text(header + text, encoding="utf-8")
