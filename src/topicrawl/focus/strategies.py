@@ -47,7 +47,7 @@ from topicrawl.focus.relevance import (
 )
 from topicrawl.focus.state import LearnedState, TopicHistory
 from topicrawl.focus.stemming import make_tokenizer
-from topicrawl.focus.threshold import ThresholdController, sample_precision
+from topicrawl.focus.threshold import ThresholdController, judge_all, sample_precision
 from topicrawl.text.vectors import SparseVector, cosine
 
 if TYPE_CHECKING:
@@ -517,6 +517,8 @@ class FocusedStrategy(_Scoring):
         if relevant:
             self._feedback[relevance.topic].append(vector)
             self._relevant_since_update[relevance.topic] += 1
+        if o.adaptive and o.calibrate_after and self._pages == o.calibrate_after:
+            self._calibrate()
         if o.adaptive and self._pages % self.controller.settings.every == 0:
             self._measure_precision()
         raised: list[Request] = []
@@ -576,6 +578,13 @@ class FocusedStrategy(_Scoring):
         """The (weighted) share of the crawled pages that contain the term."""
         model = self.scorer.model
         return model.df(term_id) / model.documents if model.documents else 0.0
+
+    def _calibrate(self) -> None:
+        """Put the threshold on the topic's own cosine scale: the judge labels the recent
+        pages, whatever their score, and the threshold goes where it agrees with it best."""
+        recent = list(self._recent)
+        verdicts = judge_all(self.judge, [r.page for r in recent])
+        self.controller.calibrate([(r.score, v) for r, v in zip(recent, verdicts, strict=True)])
 
     def _measure_precision(self) -> None:
         accepted = [r.page for r in self._recent if r.score >= self.threshold]

@@ -145,6 +145,26 @@ class ThresholdController:
             self._value = self._clamp(ranked[index])
         return self._value
 
+    def calibrate(self, judged: Sequence[tuple[float, bool]]) -> float:
+        """Set the threshold where it best agrees with a judge on pages of every score:
+        ``judged`` holds (page score, the judge's verdict) pairs; the new threshold is the
+        midpoint between two neighbouring scores that classifies the most pages as the judge
+        did (the lowest such midpoint on ties, for coverage). Unchanged when the judge found
+        every page relevant or none (nothing to separate). Returns the threshold."""
+        verdicts = {v for _, v in judged}
+        if len(verdicts) < 2:
+            return self._value
+        ranked = sorted(judged, key=lambda item: item[0])
+        relevant_above = sum(1 for _, v in ranked if v)  # all pass a threshold under the lowest
+        best_agreement, best = relevant_above, ranked[0][0]
+        agreement = relevant_above
+        for i in range(len(ranked) - 1):
+            agreement += -1 if ranked[i][1] else 1  # page i falls under the threshold
+            if ranked[i + 1][0] > ranked[i][0] and agreement > best_agreement:
+                best_agreement, best = agreement, (ranked[i][0] + ranked[i + 1][0]) / 2
+        self._value = self._clamp(best)
+        return self._value
+
     def _move(self, delta: float) -> ThresholdMove:
         before = self._value
         self._value = self._clamp(before + delta)

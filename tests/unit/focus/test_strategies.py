@@ -560,6 +560,23 @@ def test_threshold_goes_up_when_precision_swings() -> None:
     assert strategy.threshold == pytest.approx(0.6)
 
 
+def test_threshold_is_calibrated_on_the_judges_labels_after_a_few_pages() -> None:
+    # The judge says the first two pages are on topic, the third not (answers in page order).
+    answers = iter([True, True, False])
+    strategy = _focused(judge=_Judge(answers), calibrate_after=3, threshold=0.8, evolve=False)
+    scores = [
+        strategy.on_page(_page(f"http://a/{i}", text)).relevance
+        for i, text in enumerate(["crawler crawler spider", "crawler spider spider", "pasta"])
+    ]
+    assert scores[2] == 0.0 and scores[1] is not None and scores[1] < 0.8
+    # The cut that agrees with all three labels: halfway between 0 and the second page's score.
+    assert strategy.threshold == pytest.approx(scores[1] / 2)
+    uncalibrated = _focused(judge=_Judge(iter([True, True, False])), threshold=0.8, evolve=False)
+    for i, text in enumerate(["crawler crawler spider", "crawler spider spider", "pasta"]):
+        uncalibrated.on_page(_page(f"http://a/{i}", text))
+    assert uncalibrated.threshold == 0.8
+
+
 def test_default_judge_is_the_profile_judge() -> None:
     assert isinstance(_focused().judge, ProfileJudge)
 

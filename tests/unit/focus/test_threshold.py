@@ -79,6 +79,30 @@ def test_retune_keeps_the_same_share_of_pages_relevant() -> None:
     assert controller.retune(scores, keep_fraction=1.0) == pytest.approx(0.05)
 
 
+def test_calibrate_puts_the_threshold_where_it_agrees_with_the_judge() -> None:
+    controller = _controller(minimum=0.01)
+    judged = [(0.30, True), (0.06, False), (0.10, True), (0.08, False), (0.07, True)]
+    # Sorted: 0.06 no, 0.07 yes, 0.08 no, 0.10 yes, 0.30 yes. A threshold between 0.06 and
+    # 0.07 gets 4 of 5 right, between 0.08 and 0.10 also 4: the lower one wins (coverage).
+    assert controller.calibrate(judged) == pytest.approx(0.065)
+    # Perfectly separable: the midpoint of the gap.
+    assert controller.calibrate([(0.02, False), (0.03, False), (0.05, True)]) == pytest.approx(0.04)
+
+
+def test_calibrate_leaves_the_threshold_when_there_is_nothing_to_separate() -> None:
+    controller = _controller()
+    assert controller.calibrate([(0.01, True), (0.02, True)]) == 0.2
+    assert controller.calibrate([(0.3, False)]) == 0.2
+    assert controller.calibrate([]) == 0.2
+    # Equal scores cannot be split: every page passes, 1 of 2 right, no better cut exists.
+    assert controller.calibrate([(0.3, False), (0.3, True)]) == pytest.approx(0.3)
+
+
+def test_calibrate_stays_within_the_range() -> None:
+    controller = _controller(minimum=0.05)
+    assert controller.calibrate([(0.01, False), (0.02, True)]) == pytest.approx(0.05)
+
+
 def test_invalid_settings_are_config_errors() -> None:
     with pytest.raises(ConfigError):
         ThresholdSettings(initial=0.9, maximum=0.5)
