@@ -568,7 +568,9 @@ def test_threshold_is_calibrated_on_the_judges_labels_after_a_few_pages() -> Non
         strategy.on_page(_page(f"http://a/{i}", text)).relevance
         for i, text in enumerate(["crawler crawler spider", "crawler spider spider", "pasta"])
     ]
-    assert scores[2] == 0.0 and scores[1] is not None and scores[1] < 0.8
+    assert scores[2] == 0.0
+    assert scores[1] is not None
+    assert scores[1] < 0.8
     # The cut that agrees with all three labels: halfway between 0 and the second page's score.
     assert strategy.threshold == pytest.approx(scores[1] / 2)
     uncalibrated = _focused(judge=_Judge(iter([True, True, False])), threshold=0.8, evolve=False)
