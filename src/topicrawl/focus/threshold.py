@@ -149,7 +149,8 @@ class ThresholdController:
         """Set the threshold where it best agrees with a judge on pages of every score:
         ``judged`` holds (page score, the judge's verdict) pairs; the new threshold is the
         midpoint between two neighbouring scores that classifies the most pages as the judge
-        did (the lowest such midpoint on ties, for coverage). Unchanged when the judge found
+        did (the highest such midpoint on ties: the stepwise adaptation lowers it for
+        coverage afterwards, while precision holds). Unchanged when the judge found
         every page relevant or none (nothing to separate). Returns the threshold."""
         verdicts = {v for _, v in judged}
         if len(verdicts) < 2:
@@ -160,7 +161,7 @@ class ThresholdController:
         agreement = relevant_above
         for i in range(len(ranked) - 1):
             agreement += -1 if ranked[i][1] else 1  # page i falls under the threshold
-            if ranked[i + 1][0] > ranked[i][0] and agreement > best_agreement:
+            if ranked[i + 1][0] > ranked[i][0] and agreement >= best_agreement:
                 best_agreement, best = agreement, (ranked[i][0] + ranked[i + 1][0]) / 2
         self._value = self._clamp(best)
         return self._value

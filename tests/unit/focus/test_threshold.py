@@ -83,8 +83,8 @@ def test_calibrate_puts_the_threshold_where_it_agrees_with_the_judge() -> None:
     controller = _controller(minimum=0.01)
     judged = [(0.30, True), (0.06, False), (0.10, True), (0.08, False), (0.07, True)]
     # Sorted: 0.06 no, 0.07 yes, 0.08 no, 0.10 yes, 0.30 yes. A threshold between 0.06 and
-    # 0.07 gets 4 of 5 right, between 0.08 and 0.10 also 4: the lower one wins (coverage).
-    assert controller.calibrate(judged) == pytest.approx(0.065)
+    # 0.07 gets 4 of 5 right, between 0.08 and 0.10 also 4: the higher one wins.
+    assert controller.calibrate(judged) == pytest.approx(0.09)
     # Perfectly separable: the midpoint of the gap.
     assert controller.calibrate([(0.02, False), (0.03, False), (0.05, True)]) == pytest.approx(0.04)
 
