@@ -157,7 +157,7 @@ class FocusedOptions(StrategyOptions):
             0.02-0.06 against ``cook``) and a seven-word one, and the stepwise adaptation
             (``step`` per ``judge_every`` pages) is too slow to find the scale within a short
             crawl. Measured (F90/oracle, Java / Python / demo): 0 -> 20: 1.60 / 1.42 / 2.12 ->
-            1.58 / 1.45 / 2.08; with every topic given by its first keyword alone, >3.87 /
+            1.58 / 1.45 / 2.03; with every topic given by its first keyword alone, >3.87 /
             2.45 / 3.97 -> >3.75 / 2.22 / 3.42 (the topic update then runs and helps:
             python-ipc 252 -> 113 fetches, frozen 252). 50: 1.68 / 1.42 / 2.08.
         auto_judge, embedding_threshold: the judge of unattended runs (when no ``judge`` is
