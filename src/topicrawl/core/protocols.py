@@ -45,7 +45,11 @@ class Frontier(Protocol):
     - ``reclaim_expired`` puts back every lease past its expiry and returns how many.
     - A persistent implementation, reopened after a crash, puts back the leases that were out.
       ``flush`` makes every operation so far durable (a no-op in memory); ``close`` flushes.
+    - ``durable`` says whether it outlives the process (a memory frontier does not: the crawl
+      then need not hold acks back while it checkpoints).
     """
+
+    durable: bool
 
     async def push(self, requests: Sequence[Request]) -> int: ...
 

@@ -254,6 +254,8 @@ class RedisFrontier:
             acks in Redis are durable at once, the buffered pages are not).
     """
 
+    durable = True
+
     def __init__(
         self,
         redis_url: str,

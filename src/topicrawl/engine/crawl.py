@@ -8,10 +8,10 @@ at its boundary and reports them three ways: a log line, a failure record, and a
 Durability: storage and frontier buffer their writes. A periodic checkpoint flushes storage
 first and the frontier second, and while it runs, acks are held back, so the frontier never
 durably marks a URL done whose page is not yet durably stored. After a crash the URLs leased
-or acked since the last checkpoint are fetched again; nothing is lost. A memory frontier has
-nothing durable, so its acks are never held back: a held ack keeps its host's lease out, and
-the URLs popped meanwhile would depend on when the checkpoint ran (with one request in
-flight the fetch order would then differ from run to run).
+or acked since the last checkpoint are fetched again; nothing is lost. A frontier that is not
+``durable`` (in memory) has nothing to protect, so its acks are never held back: a held ack
+keeps its host's lease out, and the URLs popped meanwhile would depend on when the checkpoint
+ran (with one request in flight the fetch order would then differ from run to run).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from topicrawl.core.models import (
 )
 from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
 from topicrawl.engine.slots import RequestSlots
-from topicrawl.frontier import MemoryFrontier
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
 
@@ -181,7 +180,7 @@ class Crawler:
         self._redirect_targets: set[str] = set()
         self._checkpointing = False
         self._held_acks: list[Lease] = []
-        self._hold_acks = not isinstance(frontier, MemoryFrontier)  # see the module doc
+        self._hold_acks = frontier.durable  # see the module doc
         self._fatal: BaseException | None = None
         self._held_bytes = 0
         # The frontier's in-process "seen" test, when the strategy has no use for seen links

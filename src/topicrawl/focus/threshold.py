@@ -199,9 +199,8 @@ class ProfileJudge:
     A page is relevant when, for some topic, ``0.5 * cosine + 0.5 * coverage >= threshold``,
     where coverage is the share of the topic's keyword tokens found in the page (of its
     Chinese/Japanese/Korean keywords or of the others, whichever is higher, when it has both).
-    Being a
-    different scorer (title weight, coverage, description) from the crawl's own cosine, it
-    catches pages that match the topic vector by accident.
+    Being a different scorer (title weight, coverage, description) from the crawl's own
+    cosine, it catches pages that match the topic vector by accident.
     """
 
     def __init__(

@@ -362,6 +362,8 @@ class FrontierCore(ABC):
     each change; persistence may flush).
     """
 
+    durable: bool = True
+
     def __init__(
         self,
         *,

@@ -33,6 +33,8 @@ class MemoryFrontier(FrontierCore):
         clock: seconds since the epoch; injectable for tests.
     """
 
+    durable = False
+
     def __init__(
         self,
         *,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import IN_CI
+from tests.pages import fetched_page
 from tests.snippets import run_snippet
-from tests.unit.focus.pages import fetched_page
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.models import Page
 from topicrawl.demoweb import DemoWeb

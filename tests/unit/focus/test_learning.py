@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.focus.pages import fetched_page
+from tests.pages import fetched_page
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.models import Link
 from topicrawl.focus import (

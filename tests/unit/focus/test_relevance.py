@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tests.unit.focus.pages import fetched_page
+from tests.pages import fetched_page
 from topicrawl.core.errors import ConfigError
 from topicrawl.focus import TopicProfile, TopicScorer, page_relevance, parse_topic
 from topicrawl.focus.relevance import topic_weights

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from topicrawl.core.models import ErrorKind, FetchFailure, Page
+from tests.pages import fetched_page
+from topicrawl.core.models import ErrorKind, FetchFailure
 from topicrawl.storage.buffer import WriteBuffer
 from topicrawl.storage.rows import PendingPage, pending_page
 
 
 def entry(url: str, content_hash: str | None = None, **changes: object) -> PendingPage:
-    page = Page(
-        url=url,
-        final_url=url,
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        content_type="text/html",
-        content_hash=content_hash,
-        **changes,  # type: ignore[arg-type]
-    )
+    page = fetched_page(url, content_hash=content_hash, **changes)
     return pending_page(page, run_id=1, body=None, headers=None)
 
 

@@ -1,4 +1,4 @@
-"""Pages as the focused strategy and its judges see them, for the focus tests."""
+"""Fetched pages for the tests: a 200 HTML page with the fields a test cares about."""
 
 from __future__ import annotations
 
