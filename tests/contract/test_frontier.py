@@ -6,6 +6,7 @@ same place resumes the crawl).
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -244,6 +245,38 @@ async def test_increase_moves_a_queued_url_ahead(open_frontier: Opener) -> None:
     assert not await frontier.increase("http://a.test/0", 3.0)  # leased: not queued
     assert await drain(frontier) == [f"http://a.test/{i}" for i in (4, 3, 2, 1)]
     assert await frontier.queued() == 0
+
+
+async def test_rescore_moves_queued_urls_up_and_down(open_frontier: Opener) -> None:
+    frontier = await open_frontier(max_per_host=100)
+    await frontier.push([req(f"http://a.test/{i}", 0.1 * i) for i in range(5)])
+    await frontier.push([req("http://b.test/9", 0.35)])
+    changed = await frontier.rescore(
+        {
+            "http://a.test/4": 0.05,  # lower: from first to last but one
+            "http://a.test/0": 0.25,  # higher
+            "http://a.test/2": 0.2,  # unchanged: not counted
+            "http://a.test/unknown": 9.0,  # never pushed: ignored
+        }
+    )
+    assert changed == 2
+    lease = await frontier.pop()
+    assert lease is not None
+    assert (lease.request.url, lease.request.score) == ("http://b.test/9", 0.35)
+    lease = await frontier.pop()
+    assert lease is not None
+    assert lease.request.url == "http://a.test/3"
+    assert await frontier.rescore({"http://a.test/3": 1.0}) == 0  # leased: not queued
+    assert await drain(frontier) == [f"http://a.test/{i}" for i in (0, 2, 1, 4)]
+    assert await frontier.queued() == 0
+
+
+async def test_rescore_refuses_nan_and_changes_nothing(open_frontier: Opener) -> None:
+    frontier = await open_frontier(max_per_host=100)
+    await frontier.push([req("http://a.test/1", 0.5), req("http://a.test/2", 0.4)])
+    with pytest.raises(ValueError, match="NaN"):
+        await frontier.rescore({"http://a.test/1": 0.1, "http://a.test/2": math.nan})
+    assert await drain(frontier) == ["http://a.test/1", "http://a.test/2"]
 
 
 async def test_pushing_a_queued_url_higher_raises_it_lower_is_ignored(

@@ -35,6 +35,8 @@ class Frontier(Protocol):
     - ``push`` adds requests not seen before in this crawl and returns how many it added. A URL
       seen before is not added again, except that a URL still queued whose new score is higher
       gets the higher score (increase-key). Nothing is dropped by a Bloom false positive.
+    - ``rescore`` sets the score of URLs still queued (or deferred), higher or lower, and
+      returns how many changed; a URL leased, done or never pushed is left alone.
     - ``pop`` hands out a lease on the highest-scored request among *ready* hosts: a host is
       ready when it has queued requests, fewer than ``max_per_host`` leases out, and its next
       allowed fetch time has come. Equal scores leave in insertion order (FIFO), so
@@ -60,6 +62,8 @@ class Frontier(Protocol):
     async def reclaim(self, lease: Lease, *, delay: float = 0.0) -> bool: ...
 
     async def increase(self, url: str, score: float) -> bool: ...
+
+    async def rescore(self, scores: Mapping[str, float]) -> int: ...
 
     async def peek(self) -> Request | None: ...
 

@@ -77,6 +77,7 @@ _SCRIPTS = (
     "reclaim",
     "reclaim_expired",
     "release_node",
+    "rescore",
     "seen",
     "set_host_delay",
 )
@@ -526,6 +527,23 @@ class RedisFrontier:
             raise ValueError(f"score of {url[:200]!r} is NaN")
         fp = f"{fingerprint(url) & _U64:016x}"
         return bool(await self._run("increase", [*self._now_args(), fp, _num(0.0 - score)]))
+
+    async def rescore(self, scores: Mapping[str, float]) -> int:
+        """Set the score of queued URLs, higher or lower (for every worker); URLs not queued
+        are left alone. Returns how many got a new score.
+
+        Raises:
+            ValueError: a score is NaN (nothing is changed).
+        """
+        for url, score in scores.items():
+            if math.isnan(score):
+                raise ValueError(f"score of {url[:200]!r} is NaN")
+        pairs = [(f"{fingerprint(url) & _U64:016x}", _num(0.0 - s)) for url, s in scores.items()]
+        changed = 0
+        for start in range(0, len(pairs), _BATCH):
+            args = [value for pair in pairs[start : start + _BATCH] for value in pair]
+            changed += int(await self._run("rescore", [*self._now_args(), *args]))
+        return changed
 
     async def peek(self) -> Request | None:
         """The request :meth:`pop` would hand out now, without leasing it."""

@@ -5,10 +5,11 @@ that a higher score gives a smaller number), then a sequence number (so equal sc
 insertion order), then the URL's 64-bit fingerprint. Keys compare as plain integers, so heaps
 of keys need no tuples: about 56 bytes per entry plus an 8-byte list slot.
 
-Each host has a heap of keys. Increase-key pushes a new key and leaves the old one in the heap
-(lazy deletion): the implementation's ``resolve`` tells a live key from a stale one when it
-reaches the top. Hosts are scheduled by two heaps: *ready* hosts ordered by their best key,
-and *waiting* hosts ordered by the time their politeness delay ends. A host with
+Each host has a heap of keys. Increase-key (or a rescore, up or down) pushes a new key and
+leaves the old one in the heap (lazy deletion): the implementation's ``resolve`` tells a live
+key from a stale one when it reaches the top. Hosts are scheduled by two heaps: *ready* hosts
+ordered by their best key, and *waiting* hosts ordered by the time their politeness delay
+ends. A host with
 ``max_per_host`` leases out (``max_per_host + lease_headroom`` when it has no delay) is in
 neither until a lease comes back.
 """
@@ -21,7 +22,7 @@ import math
 import secrets
 import struct
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self, TypeVar
@@ -155,7 +156,8 @@ class HostQueues:
         self._place(host, now)
 
     def rekey(self, name: str, fp: int, key: int, now: float) -> None:
-        """A queued URL got a better key; its old key becomes stale."""
+        """A queued URL got a new key (better, or worse after a rescore); its old key becomes
+        stale."""
         if fp in self._deferred:
             self._deferred[fp] = (key, name)
             return
@@ -489,6 +491,33 @@ class FrontierCore(ABC):
         await self._wrote()
         return True
 
+    async def rescore(self, scores: Mapping[str, float]) -> int:
+        """Set the score of queued URLs, higher or lower: the strategy learned what they are
+        worth since it pushed them. URLs not queued (unknown, leased, done) are left alone.
+
+        Returns:
+            How many queued URLs got a new score.
+
+        Raises:
+            ValueError: a score is NaN (nothing is changed).
+        """
+        self._check_usable()
+        for url, score in scores.items():
+            if math.isnan(score):
+                raise ValueError(f"score of {url[:200]!r} is NaN")
+        now = self._clock()
+        changed = 0
+        for url, score in scores.items():
+            fp = fingerprint(url)
+            current = self._queued_score(fp)
+            if current is None or score == current:
+                continue
+            self._raise_key(fp, host_of(url), score, None, now)
+            changed += 1
+        if changed:
+            await self._wrote()
+        return changed
+
     async def peek(self) -> Request | None:
         """The request :meth:`pop` would hand out now, without leasing it."""
         self._check_usable()
@@ -589,6 +618,7 @@ class FrontierCore(ABC):
     def _raise_key(
         self, fp: int, host: str, score: float, replacement: Request | None, now: float
     ) -> None:
+        """Give a queued URL a new key (its old key goes stale); a lower score too."""
         key = make_key(score, self._next_seq(), fp)
         self._store_rekey(fp, key, score, replacement)
         self._queues.rekey(host, fp, key, now)

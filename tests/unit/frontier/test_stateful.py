@@ -81,6 +81,17 @@ class Model:
         entry.score, entry.seq = score, self.seq
         return True
 
+    def rescore(self, scores: dict[str, float]) -> int:
+        changed = 0
+        for url, score in scores.items():
+            entry = self.queued.get(url)
+            if entry is None or score == entry.score:
+                continue
+            self.seq += 1
+            entry.score, entry.seq = score, self.seq
+            changed += 1
+        return changed
+
     def leases_of(self, name: str) -> int:
         return sum(1 for url in self.out if host(url) == name)
 
@@ -238,6 +249,10 @@ class FrontierMachine(RuleBasedStateMachine):
     @rule(url=st.sampled_from(URLS), score=SCORES)
     def increase(self, url: str, score: float) -> None:
         assert self.run(self.frontier.increase(url, score)) == self.model.increase(url, score)
+
+    @rule(scores=st.dictionaries(st.sampled_from(URLS), SCORES, max_size=4))
+    def rescore(self, scores: dict[str, float]) -> None:
+        assert self.run(self.frontier.rescore(scores)) == self.model.rescore(scores)
 
     @rule(seconds=st.sampled_from([0.5, 1.0, 2.5, 25.0]))
     def tick(self, seconds: float) -> None:
