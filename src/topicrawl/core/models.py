@@ -195,11 +195,16 @@ class FetchFailure:
 class StrategyResult:
     """A strategy's verdict on a page: its relevance (if the strategy scores pages), whether
     that makes the page relevant (over the strategy's threshold; counts toward the harvest
-    rate), and the outgoing requests to queue, already scored."""
+    rate), the outgoing requests to queue, already scored, and new scores for links queued
+    before."""
 
     relevance: float | None
     requests: tuple[Request, ...]
     relevant: bool = False
+    rescored: tuple[tuple[str, float], ...] = ()
+    """(URL, score) of links queued earlier that the strategy now values differently, lower
+    as well as higher (e.g. links of a block it has since recognised as the site's
+    template); the frontier re-files those still queued."""
 
 
 @dataclass(slots=True)

@@ -535,6 +535,9 @@ class RedisFrontier:
         Raises:
             ValueError: a score is NaN (nothing is changed).
         """
+        self._client()
+        if self._observer:
+            raise FrontierError("an observer frontier cannot rescore")
         for url, score in scores.items():
             if math.isnan(score):
                 raise ValueError(f"score of {url[:200]!r} is NaN")

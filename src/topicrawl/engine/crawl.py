@@ -414,6 +414,8 @@ class Crawler:
             self.stats.relevant += 1
         if follow:
             await self._enqueue(result.requests)
+        if result.rescored:
+            await self._frontier.rescore(dict(result.rescored))
         await self._ack(lease)
         if self._on_progress is not None:
             self._on_progress(self.stats)

@@ -20,6 +20,7 @@ from topicrawl.focus.evolve import (
 from topicrawl.focus.links import (
     CandidatePool,
     TemplateBlocks,
+    TemplateHindsight,
     block_sizes,
     block_texts,
     diluted_block_score,
@@ -84,6 +85,7 @@ __all__ = [
     "SharkStrategy",
     "StrategyOptions",
     "TemplateBlocks",
+    "TemplateHindsight",
     "ThresholdController",
     "ThresholdMove",
     "ThresholdSettings",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from topicrawl.core.models import Request
@@ -112,6 +113,14 @@ class WaitingLinks:
             return
         if held is None or request.score > held.score:
             self._links[request.url] = request
+
+    def lower(self, url: str, score: float) -> None:
+        """A waiting link is worth ``score`` now, as a link of the site's template (a block
+        recognised as template after it queued the link): it is re-scored as such."""
+        held = self._links.get(url)
+        if held is not None and score < held.score:
+            reasons = {**held.reasons, "anchor": 0.0, "template": 1.0}
+            self._links[url] = replace(held, score=score, reasons=reasons)
 
     def crawled(self, url: str) -> None:
         """Forget a link once its page is crawled."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from topicrawl.core.models import Link, Request
@@ -14,6 +14,7 @@ from topicrawl.core.models import Link, Request
 __all__ = [
     "CandidatePool",
     "TemplateBlocks",
+    "TemplateHindsight",
     "block_sizes",
     "block_texts",
     "diluted_block_score",
@@ -261,16 +262,21 @@ class TemplateBlocks:
         self._capacity = capacity
         self._pages: dict[tuple[str, int], int] = {}
         self._known: dict[str, list[frozenset[str]]] = {}
+        self.recognised: tuple[int, ...] = ()
+        """The blocks of the last observed page that it made template (their text reached
+        ``min_pages`` pages of the host with it)."""
 
     def observe(
         self, host: str, texts: Mapping[int, str], sizes: Mapping[int, int]
     ) -> frozenset[int]:
         """Count one page's blocks (``texts`` and ``sizes`` by block number) on ``host``;
         return the numbers of its template blocks (none when ``min_pages`` is 0)."""
+        self.recognised = ()
         if self._min_pages <= 0:
             return frozenset()
         counts = self._pages
         template: list[int] = []
+        recognised: list[int] = []
         for block, text in texts.items():
             if sizes.get(block, 0) < self._min_links or not text:
                 continue
@@ -285,8 +291,10 @@ class TemplateBlocks:
                 template.append(block)
                 if seen + 1 == self._min_pages:
                     self._remember(host, text)
+                    recognised.append(block)
             elif self._similarity < 1.0 and self._like_known(host, text):
                 template.append(block)
+        self.recognised = tuple(recognised)
         return frozenset(template)
 
     def _remember(self, host: str, text: str) -> None:
@@ -303,3 +311,92 @@ class TemplateBlocks:
 
 
 _MAX_KNOWN_TEMPLATES = 100  # template blocks per host compared with new blocks
+
+
+BlockKey = tuple[str, int]
+"""A link block as :class:`TemplateHindsight` knows it: the host and the hash of its text."""
+
+
+class TemplateHindsight:
+    """Scores to take back once a block turns out to be the site's template.
+
+    A host's first pages queue the links of its navigation bars at full anchor and inherited
+    score: nothing marks a block as template until its text has been seen on a few pages.
+    For each waiting link this keeps the sighting that gave its best score (its block and
+    the score the link would have had from a template block) and the best score any other
+    block gave it (approximately: the best of the sightings that were not its best when
+    they came). When a block is recognised as template, :meth:`recognised` gives the new
+    score of each link whose best score came from that block, unless the block links to it
+    from every page: the better of its template score and its other sightings. At most
+    ``capacity`` links are remembered.
+    """
+
+    def __init__(self, *, capacity: int = 200_000) -> None:
+        if capacity < 0:
+            raise ValueError("capacity must be >= 0")
+        self._capacity = capacity
+        self._best: dict[str, tuple[float, BlockKey | None, float]] = {}  # score, block, template
+        self._other: dict[str, float] = {}  # url -> best score from another sighting
+        self._by_block: dict[BlockKey, list[str]] = {}
+        self._indexed = 0
+
+    def __len__(self) -> int:
+        return len(self._best)
+
+    def saw(self, url: str, score: float, *, block: BlockKey | None, template_score: float) -> None:
+        """A link was queued at ``score`` from ``block`` (a hashable key of the host and the
+        block's text; ``None`` for a block that cannot become template)."""
+        best = self._best.get(url)
+        if best is None:
+            if len(self._best) >= self._capacity:
+                return
+            self._best[url] = (score, block, template_score)
+            self._index(url, block)
+            return
+        best_score, best_block, best_template = best
+        if block is not None and block == best_block:
+            self._best[url] = (max(score, best_score), block, max(template_score, best_template))
+        elif score > best_score:
+            self._other[url] = max(self._other.get(url, 0.0), best_score)
+            self._best[url] = (score, block, template_score)
+            self._index(url, block)
+        else:
+            self._other[url] = max(self._other.get(url, 0.0), score)
+
+    def recognised(
+        self, block: BlockKey, *, constant: Collection[str] = ()
+    ) -> list[tuple[str, float]]:
+        """``block`` is template now: (URL, new score) of the links whose best score it gave,
+        where the new score is lower. ``constant``: the links of the copy that made the
+        block template; one that an earlier copy had too is the same on every page (home,
+        section page: a breadcrumb's parent) and keeps its score: only the links a copy
+        makes from its own page's address (a "Use" link per class page) are taken back."""
+        lowered: list[tuple[str, float]] = []
+        for url in self._by_block.pop(block, ()):
+            best = self._best.get(url)
+            if best is None or best[1] != block or url in constant:
+                continue
+            score = max(best[2], self._other.get(url, 0.0))
+            self._best[url] = (score, None, score)
+            if score < best[0]:
+                lowered.append((url, score))
+        return lowered
+
+    def crawled(self, url: str) -> None:
+        """Forget a link once its page is crawled."""
+        self._best.pop(url, None)
+        self._other.pop(url, None)
+
+    def _index(self, url: str, block: BlockKey | None) -> None:
+        if block is None:
+            return
+        self._by_block.setdefault(block, []).append(url)
+        self._indexed += 1
+        if self._indexed > 2 * self._capacity + 1024:
+            # Most entries are of crawled links or of links whose best sighting moved on.
+            by_block: dict[BlockKey, list[str]] = {}
+            for waiting, (_, key, _) in self._best.items():
+                if key is not None:
+                    by_block.setdefault(key, []).append(waiting)
+            self._by_block = by_block
+            self._indexed = sum(len(urls) for urls in by_block.values())

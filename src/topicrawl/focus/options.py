@@ -122,6 +122,16 @@ class FocusedOptions(StrategyOptions):
             similarity 0.8 (0.7 the same); Python 1.46 all three. A page that a template
             block links to passes on ``template_inherited`` of its own inherited score too
             (it may have been queued before the block was known): Java 1.75 -> 1.69.
+        template_hindsight: once a block is recognised as template, the links its earlier
+            copies queued (the host's first pages) and that the recognising copy does not
+            also have (links made from a page's own address, such as a class page's "Use"
+            link; not the home or section pages every copy links to) are re-scored as
+            template links, lower now, unless another block gave them as much (through the
+            frontier's ``rescore``). Off by default: measured neutral (Java F90/oracle over
+            strategy seeds 0/1/2: 1.63/1.64/1.69 with it, 1.58/1.63/1.69 without; java-sql
+            192 vs 140-153 every seed, java-xml 351-375 vs 366-448; Python and the demo web
+            unchanged). Lowering every earlier link of the block, the home and section pages
+            too: python-numeric 19 -> 157 fetches (a breadcrumb's section page is relevant).
         family_yield, family_prior: a link's anchor score is at least the yield of its URL
             family (the pages of its directory whose file names start with the same word:
             ``asyncio.html``, ``asyncio-task.html``; numbered file names of a directory are
@@ -200,6 +210,7 @@ class FocusedOptions(StrategyOptions):
     template_links: int = 3
     template_similarity: float = 0.8
     template_inherited: float = 0.0
+    template_hindsight: bool = False
     relevant_df_weight: float = 0.5
     df_warmup: int = 20
     link_ratio: float = 0.5

@@ -22,6 +22,7 @@ from topicrawl.focus.families import UrlFamilies, WaitingLinks
 from topicrawl.focus.links import (
     CandidatePool,
     TemplateBlocks,
+    TemplateHindsight,
     block_sizes,
     block_texts,
     diluted_block_score,
@@ -302,6 +303,7 @@ class FocusedStrategy(_Scoring):
         )
         self.families = UrlFamilies(prior=options.family_prior)
         self.waiting = WaitingLinks()
+        self.hindsight = TemplateHindsight()
         self._update = options.update_settings()
         self._random = random.Random(options.seed)
         self._ga_random = np.random.default_rng(options.seed)
@@ -395,10 +397,12 @@ class FocusedStrategy(_Scoring):
             decay=o.decay,
         )
         self._count_family(page, similarity)
+        host = _host_of(page)
         requests: list[Request] = []
         for link in links:
             anchor = anchors[link.url]
-            passed_on = inherited * o.template_inherited if link.block in template else inherited
+            template_passed_on = inherited * o.template_inherited
+            passed_on = template_passed_on if link.block in template else inherited
             family = self._family_yield(link.url, template=link.block in template)
             score = link_priority(
                 inherited=passed_on,
@@ -419,25 +423,53 @@ class FocusedStrategy(_Scoring):
             if len(self.topics) > 1:
                 reasons["topic"] = float(relevance.topic)
             request = self._request(page, link, score=score, inherited=passed_on, reasons=reasons)
-            self._queue(request, requests)
+            if self._queue(request, requests) and o.template_hindsight:
+                eligible = link.block not in template and sizes[link.block] >= o.template_links
+                self.hindsight.saw(
+                    link.url,
+                    score,
+                    block=(host, hash(texts[link.block])) if eligible else None,
+                    template_score=link_priority(
+                        inherited=template_passed_on,
+                        anchor=0.0,
+                        inherited_weight=o.inherited_weight,
+                    ),
+                )
+        rescored = self._hindsight(host, links, texts) if o.template_hindsight else ()
         if page.duplicate_of is None:
             requests.extend(self._learn(page, vector, relevance, relevant=relevant))
-        return StrategyResult(similarity, tuple(requests), relevant=relevant)
+        return StrategyResult(similarity, tuple(requests), relevant=relevant, rescored=rescored)
 
-    def _queue(self, request: Request, requests: list[Request]) -> None:
-        """Queue ``request`` if it clears the link threshold, else hold it back."""
+    def _hindsight(
+        self, host: str, links: Sequence[Link], texts: Mapping[int, str]
+    ) -> tuple[tuple[str, float], ...]:
+        """The links that the blocks this page made template queued earlier, at their template
+        scores (lower now); the waiting-link store learns them too."""
+        lowered: list[tuple[str, float]] = []
+        for block in self.templates.recognised:
+            constant = {link.url for link in links if link.block == block}
+            key = (host, hash(texts[block]))
+            for url, score in self.hindsight.recognised(key, constant=constant):
+                self.waiting.lower(url, score)
+                lowered.append((url, score))
+        return tuple(lowered)
+
+    def _queue(self, request: Request, requests: list[Request]) -> bool:
+        """Queue ``request`` if it clears the link threshold (``True``), else hold it back."""
         if self.focused.rescore_waiting:
             self.waiting.wait(request)
         if request.score >= self.link_threshold:
             self.candidates.discard(request.url)
             requests.append(request)
-        else:
-            self.candidates.add(request)
+            return True
+        self.candidates.add(request)
+        return False
 
     def _count_family(self, page: Page, similarity: float) -> None:
         """The page no longer waits; with ``family_yield`` it counts in its URL family."""
         for url in {page.url, page.final_url}:
             self.waiting.crawled(url)
+            self.hindsight.crawled(url)
         if self.focused.family_yield and page.duplicate_of is None:
             self.families.observe(page.final_url or page.url, similarity)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tests.unit.engine.responses import html_response
 from topicrawl.core.config import CrawlSettings
-from topicrawl.core.models import Request, Response
+from topicrawl.core.models import FetchFailure, Page, Request, Response, StrategyResult
 from topicrawl.core.protocols import Fetcher, Frontier
 from topicrawl.engine.build import _pages_in_hand
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ParseFn
@@ -215,3 +215,59 @@ def test_by_default_only_breadth_first_crawls_hold_more_urls_than_requests() -> 
     asked = CrawlSettings(concurrency=8, pages_in_hand=20)
     assert _pages_in_hand(asked, focused) == 20
     assert _pages_in_hand(CrawlSettings(concurrency=8, pages_in_hand=3), bfs) == 8
+
+
+class RescoringStrategy:
+    """Queues page 1 at 1.0, page 2 at 0.9, deeper pages at 0.5; page 1 then says page 2 is
+    worth 0.1 (a strategy that learned something since it queued it)."""
+
+    name = "rescoring"
+
+    def seeds(self, requests: Iterable[Request]) -> Iterable[Request]:
+        return requests
+
+    def on_page(self, page: Page) -> StrategyResult:
+        scores = {"http://a.test/1": 1.0, "http://b.test/2": 0.9}
+        requests = tuple(
+            Request(url=link.url, score=scores.get(link.url, 0.5), depth=page.depth + 1)
+            for link in page.links
+        )
+        rescored = (("http://b.test/2", 0.1),) if page.url == "http://a.test/1" else ()
+        return StrategyResult(None, requests, rescored=rescored)
+
+    def on_error(self, request: Request, failure: FetchFailure) -> Iterable[Request]:
+        return ()
+
+    def on_idle(self, limit: int) -> Iterable[Request]:
+        return ()
+
+
+async def test_the_engine_hands_a_strategys_new_scores_to_the_frontier(tmp_path: Path) -> None:
+    storage = SqlStorage(f"sqlite:///{tmp_path / 'crawl.db'}")
+    await storage.open()
+    frontier = MemoryFrontier(max_per_host=1)
+    fetcher = InterleavedFetcher()
+    try:
+        crawler = Crawler(
+            fetcher=fetcher,
+            frontier=frontier,
+            storage=storage,
+            strategy=RescoringStrategy(),
+            parse=parse,
+            scope=Scope.build(),
+            hosts=HostPolicy(delays=None, min_delay=0.0),
+            limits=CrawlLimits(max_pages=4, concurrency=1, per_host=1),
+            run_id=await storage.start_run(name="rescoring", config="{}"),
+        )
+        await crawler.seed([Request(url="http://a.test/0")])
+        await asyncio.wait_for(crawler.run(), 30)
+    finally:
+        await frontier.close()
+        await storage.close()
+    # Page 2 (0.9 when queued) waits behind page 1's children (0.5) once lowered to 0.1.
+    assert fetcher.order == [
+        "http://a.test/0",
+        "http://a.test/1",
+        "http://b.test/3",
+        "http://a.test/4",
+    ]

@@ -6,6 +6,7 @@ from topicrawl.core.models import Link, Request
 from topicrawl.focus import (
     CandidatePool,
     TemplateBlocks,
+    TemplateHindsight,
     block_sizes,
     block_texts,
     diluted_block_score,
@@ -168,6 +169,76 @@ def test_a_block_on_enough_pages_of_a_host_is_template() -> None:
     assert templates.observe("docs", page, sizes) == {0}
     # Another host's pages are counted apart.
     assert templates.observe("other", page, sizes) == frozenset()
+
+
+def test_template_blocks_say_which_blocks_a_page_made_template() -> None:
+    templates = TemplateBlocks(min_pages=2, min_links=3)
+    page, sizes = {0: NAV, 1: "a | b | c"}, {0: 4, 1: 3}
+    templates.observe("docs", page, sizes)
+    assert templates.recognised == ()
+    assert templates.observe("docs", page, sizes) == {0, 1}
+    assert templates.recognised == (0, 1)
+    # Already template on the next page: not recognised again.
+    assert templates.observe("docs", page, sizes) == {0, 1}
+    assert templates.recognised == ()
+
+
+def test_hindsight_lowers_the_links_a_template_block_queued() -> None:
+    hindsight = TemplateHindsight()
+    nav, text = ("docs", 1), ("docs", 2)
+    hindsight.saw("http://d/use/A.html", 0.4, block=nav, template_score=0.0)
+    hindsight.saw("http://d/tree.html", 0.3, block=nav, template_score=0.05)
+    # Also linked from the text of a page, at 0.2: that stays its due.
+    hindsight.saw("http://d/tree.html", 0.2, block=text, template_score=0.0)
+    # Best from the text (0.6), the bar gave less: the bar becoming template changes nothing.
+    hindsight.saw("http://d/Lock.html", 0.6, block=text, template_score=0.0)
+    hindsight.saw("http://d/Lock.html", 0.1, block=nav, template_score=0.0)
+    # A link already queued from a template block, and a crawled one.
+    hindsight.saw("http://d/help.html", 0.0, block=None, template_score=0.0)
+    hindsight.saw("http://d/use/B.html", 0.4, block=nav, template_score=0.0)
+    hindsight.crawled("http://d/use/B.html")
+    lowered = dict(hindsight.recognised(nav))
+    assert lowered == {"http://d/use/A.html": 0.0, "http://d/tree.html": 0.2}
+    assert hindsight.recognised(nav) == []  # once
+    # The text block too (unlikely, but counted): Lock falls back to the bar's 0.1, the
+    # score the bar gave it then (other sightings are kept as given, not re-judged).
+    assert hindsight.recognised(text) == [("http://d/Lock.html", 0.1)]
+
+
+def test_hindsight_counts_the_same_block_on_two_pages_as_one_sighting() -> None:
+    hindsight = TemplateHindsight()
+    nav = ("docs", 1)
+    hindsight.saw("http://d/overview.html", 0.25, block=nav, template_score=0.0)
+    hindsight.saw("http://d/overview.html", 0.3, block=nav, template_score=0.1)
+    # Both scores came from the bar: nothing else vouches for the link.
+    assert hindsight.recognised(nav) == [("http://d/overview.html", 0.1)]
+
+
+def test_hindsight_keeps_the_links_every_copy_of_the_block_has() -> None:
+    hindsight = TemplateHindsight()
+    crumbs = ("docs", 1)
+    hindsight.saw("http://d/numeric.html", 0.4, block=crumbs, template_score=0.0)
+    hindsight.saw("http://d/use/A.html", 0.4, block=crumbs, template_score=0.0)
+    # The copy that made the breadcrumb template links to the section page again.
+    lowered = hindsight.recognised(crumbs, constant={"http://d/numeric.html", "http://d/B"})
+    assert lowered == [("http://d/use/A.html", 0.0)]
+
+
+def test_hindsight_capacity_and_compaction() -> None:
+    assert len(TemplateHindsight(capacity=0)) == 0
+    full = TemplateHindsight(capacity=1)
+    full.saw("http://d/1", 0.5, block=("d", 1), template_score=0.0)
+    full.saw("http://d/2", 0.5, block=("d", 1), template_score=0.0)  # past capacity
+    assert len(full) == 1
+    with pytest.raises(ValueError, match="capacity"):
+        TemplateHindsight(capacity=-1)
+    many = TemplateHindsight(capacity=2)
+    for i in range(3000):  # each crawled at once: their index entries are compacted away
+        many.saw(f"http://d/{i}", 0.5, block=("d", i % 7), template_score=0.0)
+        many.crawled(f"http://d/{i}")
+    many.saw("http://d/last", 0.5, block=("d", 3), template_score=0.0)
+    assert many.recognised(("d", 3)) == [("http://d/last", 0.0)]
+    assert sum(len(urls) for urls in many._by_block.values()) < 2 * 2 + 1024
 
 
 def test_template_blocks_need_enough_links_and_a_text() -> None:

@@ -349,6 +349,26 @@ def test_focused_site_template_links_get_no_anchor_score() -> None:
     assert "template" not in queued["http://d/SpiderCrawler.html"].reasons
 
 
+def test_focused_lowers_the_links_a_block_queued_before_it_was_known_as_template() -> None:
+    strategy = _focused(adaptive=False, evolve=False, template_pages=2, template_hindsight=True)
+    first = strategy.on_page(_nav_page("http://d/Web.html", "Web"))
+    assert _by_url(first.requests)["http://d/use/Web.html"].score == pytest.approx(0.25)
+    assert first.rescored == ()
+    # The second page makes the bar template: the first page's "Use" link, made from that
+    # page's address, goes back to its template priority (no anchor, nothing inherited: 0).
+    # The bar's links that every page has (overview, package, tree) keep theirs, and so does
+    # the first page's text link, which is not in the bar.
+    second = strategy.on_page(_nav_page("http://d/Spider.html", "Spider"))
+    assert second.rescored == (("http://d/use/Web.html", 0.0),)
+    waiting = {r.url: r for r in strategy.waiting}
+    assert waiting["http://d/use/Web.html"].score == 0.0
+    assert waiting["http://d/use/Web.html"].reasons["template"] == 1.0
+    # Off (the default): nothing is taken back.
+    off = _focused(adaptive=False, evolve=False, template_pages=2)
+    off.on_page(_nav_page("http://d/Web.html", "Web"))
+    assert off.on_page(_nav_page("http://d/Spider.html", "Spider")).rescored == ()
+
+
 def test_focused_a_template_links_target_passes_on_nothing_it_inherited() -> None:
     strategy = _focused(adaptive=False, evolve=False, template_pages=2)
     strategy.on_page(_nav_page("http://d/Web.html", "Web"))
