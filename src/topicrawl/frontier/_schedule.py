@@ -425,7 +425,7 @@ class FrontierCore(ABC):
                 continue
             current = self._queued_score(fp)
             if current is not None and request.score > current:
-                self._raise_key(fp, host_of(request.url), request.score, request, now)
+                self._rekey(fp, host_of(request.url), request.score, request, now)
         await self._wrote()
         return added
 
@@ -487,7 +487,7 @@ class FrontierCore(ABC):
         current = self._queued_score(fp)
         if current is None or not score > current:
             return False
-        self._raise_key(fp, host_of(url), score, None, self._clock())
+        self._rekey(fp, host_of(url), score, None, self._clock())
         await self._wrote()
         return True
 
@@ -512,7 +512,7 @@ class FrontierCore(ABC):
             current = self._queued_score(fp)
             if current is None or score == current:
                 continue
-            self._raise_key(fp, host_of(url), score, None, now)
+            self._rekey(fp, host_of(url), score, None, now)
             changed += 1
         if changed:
             await self._wrote()
@@ -615,7 +615,7 @@ class FrontierCore(ABC):
             self._queues.add(host, held.key, now)
         self._queues.release(host, now)
 
-    def _raise_key(
+    def _rekey(
         self, fp: int, host: str, score: float, replacement: Request | None, now: float
     ) -> None:
         """Give a queued URL a new key (its old key goes stale); a lower score too."""

@@ -167,6 +167,24 @@ local function rekey(fp, rec, score, payload)
   return host
 end
 
+-- Re-file a queued (or deferred) URL under a new neg_score: any different one, or with
+-- `only_better` only a better (smaller) one. Marks its host in `touched` (for `place_all`).
+local function requeue(fp, score, payload, touched, only_better)
+  local rec = redis.call('HGET', K_QUEUED, fp)
+  if not rec then return 0 end
+  local _, _, current = parse(rec)
+  local new, old = num(score), num(current)
+  if new == old or (only_better and new > old) then return 0 end
+  touched[rekey(fp, rec, score, payload)] = true
+  return 1
+end
+
+-- File every host of `touched` where its state now puts it.
+local function place_all(touched, now, maxph)
+  for host in pairs(touched) do
+    place(host, now, maxph)
+  end
+end
 
 -- Give a host to another node ('' = the shared pool), moving its ready entry along.
 -- Returns 1 if the owner changed, else 0.

@@ -37,16 +37,8 @@ for i = 7, #ARGV, 7 do
     added = added + 1
     touched[host] = true
   else
-    local rec = redis.call('HGET', K_QUEUED, fp)
-    if rec then
-      local _, _, current = parse(rec)
-      if num(score) < num(current) then
-        touched[rekey(fp, rec, score, payload)] = true
-      end
-    end
+    requeue(fp, score, payload, touched, true)
   end
 end
-for host in pairs(touched) do
-  place(host, now, maxph)
-end
+place_all(touched, now, maxph)
 return added

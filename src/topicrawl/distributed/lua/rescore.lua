@@ -4,17 +4,7 @@ local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
 local changed = 0
 local touched = {}
 for i = 3, #ARGV, 2 do
-  local fp, score = hex2bin(ARGV[i]), ARGV[i + 1]
-  local rec = redis.call('HGET', K_QUEUED, fp)
-  if rec then
-    local _, _, current = parse(rec)
-    if num(score) ~= num(current) then
-      touched[rekey(fp, rec, score, nil)] = true
-      changed = changed + 1
-    end
-  end
+  changed = changed + requeue(hex2bin(ARGV[i]), ARGV[i + 1], nil, touched, false)
 end
-for host in pairs(touched) do
-  place(host, now, maxph)
-end
+place_all(touched, now, maxph)
 return changed
