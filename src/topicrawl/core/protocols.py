@@ -103,6 +103,11 @@ class Strategy(Protocol):
     A strategy may set ``follows_known_links = False`` when it has no use for links the
     crawl has seen before (it neither re-scores nor counts them): the engine then hands
     ``on_page`` the page without them, when the frontier can tell (:class:`KnownUrls`).
+
+    A strategy whose ``on_page`` sometimes does heavy work that releases the GIL (a neural
+    model's inference) may say so with a true ``runs_in_thread`` (read on every page): the
+    engine then runs ``on_page`` in a worker thread, so the event loop goes on fetching,
+    parsing and storing meanwhile, and never calls two of the strategy's methods at once.
     """
 
     name: str

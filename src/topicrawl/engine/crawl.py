@@ -22,7 +22,7 @@ import dataclasses
 import logging
 import operator
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -35,6 +35,7 @@ from topicrawl.core.models import (
     Page,
     Request,
     Response,
+    StrategyResult,
 )
 from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
 from topicrawl.engine.slots import RequestSlots
@@ -188,6 +189,9 @@ class Crawler:
         self._known: Callable[[Sequence[str]], list[bool]] | None = None
         if not getattr(strategy, "follows_known_links", True) and isinstance(frontier, KnownUrls):
             self._known = frontier.known
+        # One strategy call at a time when on_page may run in a worker thread (see
+        # Strategy.runs_in_thread); the lock is only taken then.
+        self._strategy_lock = asyncio.Lock()
         self._room = asyncio.Event()
         self._room.set()
         self._slots: RequestSlots | None = None  # made in run(): needs the running loop
@@ -211,7 +215,8 @@ class Crawler:
 
     async def seed(self, requests: Iterable[Request]) -> int:
         """Queue start requests (already-seen URLs are ignored, so resuming is safe)."""
-        scored = [r for r in self._strategy.seeds(requests) if self._scope.allows(r.url)]
+        async with self._strategy_turn():
+            scored = [r for r in self._strategy.seeds(requests) if self._scope.allows(r.url)]
         added = await self._frontier.push(scored)
         self.stats.queued += added
         self._wakeup.set()
@@ -290,7 +295,8 @@ class Crawler:
     async def _revive(self) -> bool:
         """Ask the strategy for held-back requests before declaring the crawl done."""
         limit = max(self._limits.concurrency * 4, 64)
-        revived = [r for r in self._strategy.on_idle(limit) if self._scope.allows(r.url)]
+        async with self._strategy_turn():
+            revived = [r for r in self._strategy.on_idle(limit) if self._scope.allows(r.url)]
         added = await self._frontier.push(revived) if revived else 0
         self.stats.queued += added
         return added > 0
@@ -400,7 +406,7 @@ class Crawler:
         # A duplicate's links are followed too: same text does not mean same links, and
         # skipping them could lose pages; traps are bounded by depth and scope instead.
         follow = page.depth < self._limits.max_depth
-        result = self._strategy.on_page(self._for_strategy(page))
+        result = await self._on_page(self._for_strategy(page))
         if result.relevance is not None:
             page = dataclasses.replace(page, relevance=result.relevance)
         await self._storage.save_page(
@@ -419,6 +425,26 @@ class Crawler:
         await self._ack(lease)
         if self._on_progress is not None:
             self._on_progress(self.stats)
+
+    async def _on_page(self, page: Page) -> StrategyResult:
+        if self._threaded():
+            async with self._strategy_lock:
+                return await asyncio.to_thread(self._strategy.on_page, page)
+        async with self._strategy_turn():
+            return self._strategy.on_page(page)
+
+    def _threaded(self) -> bool:
+        return bool(getattr(self._strategy, "runs_in_thread", False))
+
+    @contextlib.asynccontextmanager
+    async def _strategy_turn(self) -> AsyncIterator[None]:
+        """The strategy to oneself: wait while it works in a thread. A strategy that never
+        runs in one (the lock is free and stays free) costs no wait here."""
+        if self._threaded() or self._strategy_lock.locked():
+            async with self._strategy_lock:
+                yield
+        else:
+            yield
 
     def _for_strategy(self, page: Page) -> Page:
         """The page as the strategy sees it: without seen links, if it has no use for them.
@@ -464,7 +490,10 @@ class Crawler:
         self.stats.errors[kind.value] = self.stats.errors.get(kind.value, 0) + 1
         log.debug("failed %s: %s (%s)", request.url, message, kind.value)
         await self._storage.save_failure(failure, run_id=self._run_id)
-        extra = [r for r in self._strategy.on_error(request, failure) if self._scope.allows(r.url)]
+        async with self._strategy_turn():
+            extra = [
+                r for r in self._strategy.on_error(request, failure) if self._scope.allows(r.url)
+            ]
         if extra:
             self.stats.queued += await self._frontier.push(extra)
         await self._ack(lease)
@@ -519,7 +548,8 @@ class Crawler:
                 return
             if self._on_checkpoint is not None:
                 try:
-                    await self._on_checkpoint()
+                    async with self._strategy_turn():  # the hook may read the strategy
+                        await self._on_checkpoint()
                 except Exception:
                     log.exception("the checkpoint hook failed; the crawl goes on")
 

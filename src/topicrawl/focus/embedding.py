@@ -107,6 +107,8 @@ class EmbeddingJudge:
             through their Chinese link anchors); ``None``: the model judges every page.
     """
 
+    heavy = True  # see Judge: torch encodes outside the GIL, so the crawl goes on meanwhile
+
     def __init__(
         self,
         *,

@@ -47,14 +47,30 @@ class GaSettings:
         mutation_rate: chance a child gets one gene reset to a random value in [0, 1].
         patience: stop after this many generations in a row whose mean fitness did not rise.
         elite: best chromosomes copied unchanged into the next generation.
+        window: the roulette wheel turns on each chromosome's fitness over the generation's
+            lowest (windowing) instead of on the raw fitness. The fitnesses are mean cosines
+            that differ by a few hundredths, so a wheel on the raw values picks almost
+            uniformly and the search drifts: on 41 updates recorded from the benchmark
+            crawls, the raw wheel's best vector had 0.930 of the attainable fitness (mean
+            over 10 seeds; 0.743 at worst), windowing alone 0.965.
+        seed_pages: besides the starting vector, the initial population holds each feedback
+            page's own weights (scaled to [0, 1]); the rest is random. The attainable best
+            (the pages' normalised centroid) lies among them, where a random start rarely
+            is. With ``window``, population 60, patience 5, 100 generations and elite 3, the
+            GA reaches 0.995 of the attainable fitness (0.955 at worst), and its best vector
+            moves less with the random seed (mean 1 - cosine to the seeds' mean vector
+            0.004, against 0.036 with the earlier population 30, patience 3, 50 generations,
+            elite 1 and the raw wheel).
     """
 
-    population: int = 30
-    max_generations: int = 50
+    population: int = 60
+    max_generations: int = 100
     crossover_rate: float = 0.8
     mutation_rate: float = 0.2
-    patience: int = 3
-    elite: int = 1
+    patience: int = 5
+    elite: int = 3
+    window: bool = True
+    seed_pages: bool = True
 
     def __post_init__(self) -> None:
         if self.population < 2 or self.max_generations < 1 or self.patience < 1:
@@ -89,32 +105,45 @@ def fitness(population: Vector, feedback: Vector, feedback_norms: Vector) -> Vec
     return result
 
 
-def roulette_select(scores: Vector, rng: np.random.Generator, count: int) -> NDArray[np.intp]:
-    """Indices drawn with probability proportional to fitness (uniform if all are zero)."""
-    clipped = np.clip(scores, 0.0, None)
+def roulette_select(
+    scores: Vector, rng: np.random.Generator, count: int, *, window: bool = False
+) -> NDArray[np.intp]:
+    """Indices drawn with probability proportional to fitness (uniform if all are zero);
+    with ``window``, to fitness minus the lowest fitness (uniform if all are equal)."""
+    clipped = np.clip(scores - scores.min() if window else scores, 0.0, None)
     total = float(clipped.sum())
     chances = clipped / total if total > 0.0 else None
     picked: NDArray[np.intp] = rng.choice(len(scores), size=count, p=chances)
     return picked
 
 
-def crossover(a: Vector, b: Vector, point: int) -> tuple[Vector, Vector]:
-    """Single-point crossover: the children swap everything from ``point`` on."""
-    if not 0 < point < len(a):
-        raise ValueError(f"crossover point {point} is not inside 1..{len(a) - 1}")
-    return np.concatenate([a[:point], b[point:]]), np.concatenate([b[:point], a[point:]])
+def crossover(first: Vector, second: Vector, points: NDArray[np.intp]) -> tuple[Vector, Vector]:
+    """Single-point crossover of pairs: row ``i`` of ``first`` and of ``second`` swap every
+    gene from ``points[i]`` on (each point inside 1..genes-1). Returns the two children of
+    each pair, as new arrays."""
+    genes = first.shape[1]
+    if len(points) and not (points.min() > 0 and points.max() < genes):
+        raise ValueError(f"crossover points must be inside 1..{genes - 1}")
+    tail = np.arange(genes)[None, :] >= points[:, None]
+    return np.where(tail, second, first), np.where(tail, first, second)
 
 
-def mutate(chromosome: Vector, position: int, value: float) -> Vector:
-    """A copy of ``chromosome`` with the gene at ``position`` set to ``value``."""
-    child = chromosome.copy()
-    child[position] = value
-    return child
+def mutate(
+    chromosomes: Vector, rows: NDArray[np.intp], positions: NDArray[np.intp], values: Vector
+) -> Vector:
+    """A copy of ``chromosomes`` with the gene at ``positions[i]`` of row ``rows[i]`` set to
+    ``values[i]``."""
+    children = chromosomes.copy()
+    children[rows, positions] = values
+    return children
 
 
-def random_mutation(chromosome: Vector, rng: np.random.Generator) -> Vector:
-    """Reset one gene, at a random position, to a random value in [0, 1]."""
-    return mutate(chromosome, int(rng.integers(len(chromosome))), float(rng.random()))
+def random_mutation(chromosomes: Vector, rate: float, rng: np.random.Generator) -> Vector:
+    """Each chromosome (row), with probability ``rate``, gets one gene, at a random position,
+    reset to a random value in [0, 1]."""
+    count, genes = chromosomes.shape
+    rows = np.flatnonzero(rng.random(count) < rate)
+    return mutate(chromosomes, rows, rng.integers(genes, size=len(rows)), rng.random(len(rows)))
 
 
 def evolve(
@@ -125,7 +154,9 @@ def evolve(
     settings: GaSettings,
     rng: np.random.Generator,
 ) -> GaResult:
-    """Run the GA: the first chromosome is ``initial`` (genes in [0, 1]), the rest random.
+    """Run the GA: the first chromosome is ``initial`` (genes in [0, 1]), then (with
+    ``settings.seed_pages``) the feedback pages' weights, each scaled to [0, 1], the rest
+    random.
 
     Genes should be ordered by the features' mean weight in the feedback pages, so that
     single-point crossover keeps the important features together.
@@ -133,6 +164,12 @@ def evolve(
     genes = len(initial)
     population = rng.random((settings.population, genes))
     population[0] = np.clip(initial, 0.0, 1.0)
+    if settings.seed_pages:
+        pages = feedback[: settings.population - 1]
+        tops = pages.max(axis=1, keepdims=True)
+        population[1 : 1 + len(pages)] = np.divide(
+            pages, tops, out=np.zeros_like(pages), where=tops > 0.0
+        )
     scores = fitness(population, feedback, feedback_norms)
     best_index = int(np.argmax(scores))
     best, best_score = population[best_index].copy(), float(scores[best_index])
@@ -155,16 +192,17 @@ def _next_generation(
     population: Vector, scores: Vector, *, settings: GaSettings, rng: np.random.Generator
 ) -> Vector:
     size, genes = population.shape
-    children = [population[i].copy() for i in np.argsort(-scores, kind="stable")[: settings.elite]]
-    while len(children) < size:
-        first, second = (population[i] for i in roulette_select(scores, rng, 2))
-        if genes > 1 and rng.random() < settings.crossover_rate:
-            first, second = crossover(first, second, int(rng.integers(1, genes)))
-        for child in (first, second):
-            if rng.random() < settings.mutation_rate:
-                child = random_mutation(child, rng)  # noqa: PLW2901 - a mutated copy replaces it
-            children.append(child)
-    return np.array(children[:size])
+    elite = population[np.argsort(-scores, kind="stable")[: settings.elite]]
+    pairs = (size - len(elite) + 1) // 2
+    parents = population[roulette_select(scores, rng, 2 * pairs, window=settings.window)]
+    first, second = parents[:pairs], parents[pairs:]
+    if genes > 1:
+        crossed = np.flatnonzero(rng.random(pairs) < settings.crossover_rate)
+        points = rng.integers(1, genes, size=len(crossed))
+        first[crossed], second[crossed] = crossover(first[crossed], second[crossed], points)
+    children = random_mutation(np.concatenate([first, second]), settings.mutation_rate, rng)
+    result: Vector = np.concatenate([elite, children])[:size]
+    return result
 
 
 def rocchio(
@@ -241,7 +279,7 @@ class UpdateSettings:
     min_share: float = 0.5
     min_lift: float = 2.0
     max_features: int = 30
-    keyword_floor: float = 0.1
+    keyword_floor: float = 0.5
     query: Literal["initial", "current"] = "current"
 
     def __post_init__(self) -> None:

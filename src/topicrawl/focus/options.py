@@ -189,9 +189,16 @@ class FocusedOptions(StrategyOptions):
             of the Rocchio step: ``current`` (the vector as the last update left it) or
             ``initial`` (the user's vector: updates do not compound; on the Java and Python
             docs benchmark it was no better: F90 worse on 4 of 6 Java topics, java-sql 971
-            fetches against 282, Python the same).
+            fetches against 282, Python the same). ``keyword_floor`` 0.5 (was 0.1): with
+            0.1 the user's own keywords sank under the terms of the most similar pages
+            (java-time: `time` 1.0 -> 0.28 while `date` led; java-files: `file` 0.42 ->
+            0.10 under `path`). F90/oracle, session 9: Java 1.63 either way, Python 1.46 ->
+            1.43 (python-c-api 101 -> 88), demo web 2.03 either way; 0.3: Python 1.45.
         window: recent pages kept for sampling, negatives and re-tuning.
         seed: seeds every random choice, so a crawl's decisions can be replayed.
+        judge_thread: a heavy judge (the embedding judge) judges in a worker thread, so the
+            crawl goes on meanwhile (see :attr:`FocusedStrategy.runs_in_thread`). Measured
+            (``benchmarks/focus/judge_loop.py``): see benchmarks/README.md.
     """
 
     decay: float = 0.5
@@ -230,21 +237,25 @@ class FocusedOptions(StrategyOptions):
     evolve: bool = True
     update_every: int = 20
     feedback: int = 10
-    ga_population: int = 30
-    ga_generations: int = 50
-    ga_patience: int = 3
+    ga_population: int = 60
+    ga_generations: int = 100
+    ga_patience: int = 5
+    ga_elite: int = 3
+    ga_window: bool = True
+    ga_seed_pages: bool = True
     crossover_rate: float = 0.8
     mutation_rate: float = 0.2
     alpha: float = 1.0
     beta: float = 0.75
     gamma: float = 0.15
     new_features: int = 5
-    keyword_floor: float = 0.1
+    keyword_floor: float = 0.5
     min_lift: float = 2.0
     max_features: int = 30
     rocchio_query: str = "current"
     window: int = 200
     seed: int = 0
+    judge_thread: bool = True
 
     def __post_init__(self) -> None:
         StrategyOptions.__post_init__(self)
@@ -313,6 +324,9 @@ class FocusedOptions(StrategyOptions):
                 crossover_rate=self.crossover_rate,
                 mutation_rate=self.mutation_rate,
                 patience=self.ga_patience,
+                elite=self.ga_elite,
+                window=self.ga_window,
+                seed_pages=self.ga_seed_pages,
             ),
             alpha=self.alpha,
             beta=self.beta,

@@ -322,6 +322,18 @@ class FocusedStrategy(_Scoring):
         return self.controller.value
 
     @property
+    def runs_in_thread(self) -> bool:
+        """Whether the engine should run the next ``on_page`` in a worker thread: when the
+        judge is heavy (see :class:`Judge`) and the next page is one the judge looks back
+        from (calibration, a precision sample), so the crawl goes on fetching meanwhile.
+        Every other page is scored on the event loop, where a thread would only cost."""
+        o = self.focused
+        if not (o.adaptive and o.judge_thread and getattr(self.judge, "heavy", False)):
+            return False
+        upcoming = self._pages + 1
+        return upcoming == o.calibrate_after or upcoming % self.controller.settings.every == 0
+
+    @property
     def link_threshold(self) -> float:
         """The priority a link needs to be queued now."""
         return self.focused.link_ratio * self.controller.value

@@ -30,7 +30,12 @@ __all__ = [
 
 @runtime_checkable
 class Judge(Protocol):
-    """Says whether a page really is on topic: a person, a stronger model, a labelled set."""
+    """Says whether a page really is on topic: a person, a stronger model, a labelled set.
+
+    A judge slow enough to hold up a crawl whose work releases the GIL (a neural model) may
+    say so with a true ``heavy`` attribute: the focused strategy then has the engine judge
+    in a worker thread (:attr:`FocusedStrategy.runs_in_thread`).
+    """
 
     def is_relevant(self, page: Page) -> bool: ...
 
@@ -268,6 +273,11 @@ class HumanJudge:
 
     def __len__(self) -> int:
         return len(self._labels)
+
+    @property
+    def heavy(self) -> bool:
+        """Whether the fallback judge is (see :class:`Judge`)."""
+        return bool(getattr(self._fallback, "heavy", False))
 
     def is_relevant(self, page: Page) -> bool:
         return self.judge_all([page])[0]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -34,29 +35,46 @@ def test_roulette_with_all_zero_fitness_is_uniform() -> None:
     assert np.bincount(picks, minlength=4) / 8000 == pytest.approx([0.25] * 4, abs=0.03)
 
 
+def test_windowed_roulette_is_proportional_to_fitness_over_the_lowest() -> None:
+    picks = roulette_select(
+        np.array([1.0, 3.0, 2.0]), np.random.default_rng(4), 30_000, window=True
+    )
+    counts = np.bincount(picks, minlength=3) / len(picks)
+    assert counts == pytest.approx([0.0, 2 / 3, 1 / 3], abs=0.02)
+    same = roulette_select(np.full(3, 0.4), np.random.default_rng(5), 9000, window=True)
+    assert np.bincount(same, minlength=3) / 9000 == pytest.approx([1 / 3] * 3, abs=0.03)
+
+
 def test_single_point_crossover_swaps_the_tails() -> None:
-    a = np.array([1.0, 2.0, 3.0, 4.0])
-    b = np.array([5.0, 6.0, 7.0, 8.0])
-    first, second = crossover(a, b, 1)
-    assert first.tolist() == [1.0, 6.0, 7.0, 8.0]
-    assert second.tolist() == [5.0, 2.0, 3.0, 4.0]
-    assert a.tolist() == [1.0, 2.0, 3.0, 4.0]  # parents untouched
-    with pytest.raises(ValueError, match="crossover point"):
-        crossover(a, b, 4)
+    first = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]])
+    second = np.array([[5.0, 6.0, 7.0, 8.0], [5.0, 6.0, 7.0, 8.0]])
+    one, two = crossover(first, second, np.array([1, 3]))
+    assert one.tolist() == [[1.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 8.0]]
+    assert two.tolist() == [[5.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 4.0]]
+    assert first[0].tolist() == [1.0, 2.0, 3.0, 4.0]  # parents untouched
+    for outside in (0, 4):
+        with pytest.raises(ValueError, match="crossover points"):
+            crossover(first[:1], second[:1], np.array([outside]))
 
 
-def test_mutation_resets_one_gene_in_the_unit_range() -> None:
-    chromosome = np.full(6, 5.0)
-    assert mutate(chromosome, 2, 0.25).tolist() == [5.0, 5.0, 0.25, 5.0, 5.0, 5.0]
-    rng = np.random.default_rng(3)
-    positions = set()
-    for _ in range(200):
-        child = random_mutation(chromosome, rng)
-        changed = np.flatnonzero(child != chromosome)
-        assert len(changed) == 1
-        assert 0.0 <= child[changed[0]] <= 1.0
-        positions.add(int(changed[0]))
-    assert positions == set(range(6))
+def test_mutation_resets_the_given_genes() -> None:
+    chromosomes = np.full((3, 4), 5.0)
+    mutated = mutate(chromosomes, np.array([0, 2]), np.array([3, 1]), np.array([0.25, 0.5]))
+    assert mutated.tolist() == [[5.0, 5.0, 5.0, 0.25], [5.0] * 4, [5.0, 0.5, 5.0, 5.0]]
+    assert chromosomes.tolist() == [[5.0] * 4] * 3  # a copy
+
+
+def test_random_mutation_resets_one_gene_of_about_rate_of_the_rows() -> None:
+    chromosomes = np.full((4000, 6), 5.0)
+    child = random_mutation(chromosomes, 0.25, np.random.default_rng(3))
+    changed_rows, positions = np.nonzero(child != chromosomes)
+    assert len(set(changed_rows.tolist())) == len(changed_rows)  # one gene per row at most
+    assert len(changed_rows) / len(chromosomes) == pytest.approx(0.25, abs=0.02)
+    assert set(positions.tolist()) == set(range(6))
+    assert np.all((child[changed_rows, positions] >= 0.0) & (child[changed_rows, positions] <= 1.0))
+    assert (
+        random_mutation(chromosomes, 0.0, np.random.default_rng(3)).tolist() == chromosomes.tolist()
+    )
 
 
 def test_fitness_is_the_mean_cosine_to_the_feedback_pages() -> None:
@@ -94,6 +112,23 @@ def test_ga_stops_when_mean_fitness_stops_rising() -> None:
         rng=np.random.default_rng(0),
     )
     assert result.generations == 3
+
+
+def test_feedback_pages_start_in_the_population() -> None:
+    # One page: its own weights, scaled to [0, 1], are the best chromosome (cosine 1).
+    feedback = np.array([[0.8, 0.0, 0.6]])
+    start = np.array([0.0, 1.0, 0.0])
+    one_generation = GaSettings(population=2, max_generations=1, elite=0)
+    seeded = evolve(
+        feedback, np.array([1.0]), start, settings=one_generation, rng=np.random.default_rng(6)
+    )
+    assert seeded.best.tolist() == pytest.approx([1.0, 0.0, 0.75])
+    assert seeded.fitness == pytest.approx(1.0)
+    random_start = dataclasses.replace(one_generation, seed_pages=False)
+    unseeded = evolve(
+        feedback, np.array([1.0]), start, settings=random_start, rng=np.random.default_rng(6)
+    )
+    assert unseeded.fitness < 0.99
 
 
 def test_rocchio_step_hand_computed() -> None:

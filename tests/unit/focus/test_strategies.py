@@ -15,6 +15,7 @@ from topicrawl.focus import (
     BestFirstStrategy,
     BfsStrategy,
     FocusedStrategy,
+    HumanJudge,
     ProfileJudge,
     SharkStrategy,
     make_strategy,
@@ -597,6 +598,31 @@ def test_threshold_is_calibrated_on_the_judges_labels_after_a_few_pages() -> Non
     for i, text in enumerate(["crawler crawler spider", "crawler spider spider", "pasta"]):
         uncalibrated.on_page(_page(f"http://a/{i}", text))
     assert uncalibrated.threshold == 0.8
+
+
+class _HeavyJudge(_Judge):
+    heavy = True
+
+
+def test_a_heavy_judge_has_the_pages_it_judges_on_run_in_a_thread() -> None:
+    strategy = _focused(
+        judge=_HeavyJudge(_always(True)), calibrate_after=3, judge_every=5, evolve=False
+    )
+    threaded = []
+    for i in range(1, 11):
+        threaded.append(strategy.runs_in_thread)
+        strategy.on_page(_page(f"http://a/{i}", "crawler spider"))
+    # Page 3 is the calibration, pages 5 and 10 the precision samples.
+    assert [i for i, t in enumerate(threaded, 1) if t] == [3, 5, 10]
+    for light in (
+        _focused(judge=_Judge(_always(True)), calibrate_after=3, judge_every=5, evolve=False),
+        _focused(judge=_HeavyJudge(_always(True)), adaptive=False, evolve=False),
+    ):
+        for i in range(1, 11):
+            assert not light.runs_in_thread
+            light.on_page(_page(f"http://a/{i}", "crawler spider"))
+    assert HumanJudge({}, fallback=_HeavyJudge(_always(True))).heavy
+    assert not HumanJudge({}, fallback=_Judge(_always(True))).heavy
 
 
 def test_default_judge_is_the_profile_judge() -> None:
