@@ -114,6 +114,12 @@ class WaitingLinks:
         if held is None or request.score > held.score:
             self._links[request.url] = request
 
+    def set(self, request: Request) -> None:
+        """A waiting link is worth ``request.score`` now, up or down (after a topic update);
+        a link not waiting is left alone."""
+        if request.url in self._links:
+            self._links[request.url] = request
+
     def lower(self, url: str, score: float) -> None:
         """A waiting link is worth ``score`` now, as a link of the site's template (a block
         recognised as template after it queued the link): it is re-scored as such."""

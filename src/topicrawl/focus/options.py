@@ -147,6 +147,15 @@ class FocusedOptions(StrategyOptions):
             new vector, and are queued again when their priority rises (the frontier keeps a
             queued link's best priority, so an update cannot lower one). Measured: Java 1.68
             -> 1.66 (java-sql 192 -> 153, java-network 192 -> 228), Python the same.
+        rescore_lower: with ``rescore_waiting``, a waiting link whose priority falls with the
+            new vector is lowered in the frontier too (``StrategyResult.rescored``), so the
+            links queued before an update and those after are on one scale; its anchor score
+            is then the better of its block's score (as first scored: the block's text is not
+            kept) and its own words' new score. Off: measured mixed (session 9, F90/oracle):
+            Java 1.63 -> 1.57 (java-time 135 -> 118, java-network 189 -> 178, java-xml 425 ->
+            408), Python 1.43 -> 1.46 (python-ipc 49 -> 58), demo web 2.03 -> 2.12
+            (demo-astronomy-en 63 -> 73, -zh 71 -> 80); against the frozen vector 3 wins and
+            7 losses instead of 2 and 5.
         relevant_df_weight: how much a page judged relevant counts in the collection's
             document frequencies (an off-topic page counts 1). A focused crawl fetches mostly
             on-topic pages, so counted in full they give the topic's own words the lowest IDF
@@ -213,6 +222,7 @@ class FocusedOptions(StrategyOptions):
     family_yield: bool = True
     family_prior: float = 1.0
     rescore_waiting: bool = True
+    rescore_lower: bool = False
     template_pages: int = 3
     template_links: int = 3
     template_similarity: float = 0.8

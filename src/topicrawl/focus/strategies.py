@@ -304,6 +304,7 @@ class FocusedStrategy(_Scoring):
         self.families = UrlFamilies(prior=options.family_prior)
         self.waiting = WaitingLinks()
         self.hindsight = TemplateHindsight()
+        self._lowered: list[tuple[str, float]] = []  # by a topic update, for the frontier
         self._update = options.update_settings()
         self._random = random.Random(options.seed)
         self._ga_random = np.random.default_rng(options.seed)
@@ -386,7 +387,7 @@ class FocusedStrategy(_Scoring):
         links = list(self._links(page))
         texts, sizes = block_texts(links), block_sizes(links)
         template = self.templates.observe(_host_of(page), texts, sizes)
-        anchors = self._anchor_scores(links, texts, sizes, template)
+        anchors, block_parts = self._anchor_scores(links, texts, sizes, template)
         on_topic = sum(1 for link in links if anchors[link.url] > o.on_topic_anchor)
         self._most_on_topic = max(self._most_on_topic, on_topic)
         hub = hub_score(on_topic, self._most_on_topic)
@@ -423,6 +424,7 @@ class FocusedStrategy(_Scoring):
             )
             reasons = {
                 "anchor": anchor,
+                "block": block_parts[link.url],
                 "inherited": passed_on,
                 "hub": hub,
                 "importance": importance,
@@ -450,6 +452,8 @@ class FocusedStrategy(_Scoring):
         rescored = self._hindsight(host, links, texts) if o.template_hindsight else ()
         if page.duplicate_of is None:
             requests.extend(self._learn(page, vector, relevance, relevant=relevant))
+        if self._lowered:
+            rescored, self._lowered = (*rescored, *self._lowered), []
         return StrategyResult(similarity, tuple(requests), relevant=relevant, rescored=rescored)
 
     def _hindsight(
@@ -513,12 +517,14 @@ class FocusedStrategy(_Scoring):
         texts: Mapping[int, str],
         sizes: Mapping[int, int],
         template: frozenset[int],
-    ) -> dict[str, float]:
+    ) -> tuple[dict[str, float], dict[str, float]]:
         """Each link's anchor score: its block's extended anchor text, scored once for the
         block (scaled down for a block of more than ``block_links`` links), or with
         ``link_words`` the link's own anchor and URL words when they score higher (a block of
         many links dilutes the one that names the topic). A link in a ``template`` block
-        scores 0: its words are the site's, not the page author's."""
+        scores 0: its words are the site's, not the page author's. Returns the anchor scores
+        and, apart, each link's block part of it (what a topic update cannot score again:
+        the block's text is not kept)."""
         scorer, most = self.scorer, self.focused.block_links
         blocks = {
             b: 0.0
@@ -528,8 +534,9 @@ class FocusedStrategy(_Scoring):
             )
             for b, t in texts.items()
         }
+        of_block = {link.url: blocks[link.block] for link in links}
         if not self.focused.link_words:
-            return {link.url: blocks[link.block] for link in links}
+            return of_block, of_block
         own: dict[str, float] = {}
         scores: dict[str, float] = {}
         for link in links:
@@ -547,7 +554,7 @@ class FocusedStrategy(_Scoring):
                     in_directory = own[directory] = scorer.text_relevance(directory)
                 score = max(score, in_directory)
             scores[link.url] = max(blocks[link.block], score)
-        return scores
+        return scores, of_block
 
     def _learn(
         self, page: Page, vector: SparseVector, relevance: Relevance, *, relevant: bool
@@ -579,8 +586,9 @@ class FocusedStrategy(_Scoring):
 
     def _rescore_waiting(self) -> list[Request]:
         """After a topic update: score the waiting links' own words (anchor, URL, URL
-        directories) again with the new vector; return those whose priority rose (the
-        frontier keeps a queued link's best priority, so an update cannot lower one)."""
+        directories) again with the new vector; return those whose priority rose. With
+        ``rescore_lower``, those whose priority fell are lowered in the frontier too (their
+        words scored lower with the new vector; the block part stays as it was scored)."""
         scorer, o = self.scorer, self.focused
         own: dict[str, float] = {}
 
@@ -598,18 +606,24 @@ class FocusedStrategy(_Scoring):
             words = relevance_of(f"{split_identifiers(request.anchor)} {url_words(request.url)}")
             if o.directory_words:
                 words = max(words, relevance_of(url_directory_words(request.url)))
-            anchor = max(reasons.get("anchor", 0.0), words)
+            if o.rescore_lower and "block" in reasons:
+                anchor = max(reasons["block"], words)
+            else:
+                anchor = max(reasons.get("anchor", 0.0), words)
             family = self._family_yield(request.url, template=False)
             score = link_priority(
                 inherited=reasons.get("inherited", 0.0),
                 anchor=max(anchor, family),
                 inherited_weight=o.inherited_weight,
             )
+            updated = {**reasons, "anchor": anchor}
+            if o.family_yield:
+                updated["family"] = family
             if score > request.score:
-                updated = {**reasons, "anchor": anchor}
-                if o.family_yield:
-                    updated["family"] = family
                 self._queue(dataclasses.replace(request, score=score, reasons=updated), raised)
+            elif o.rescore_lower and score < request.score:
+                self.waiting.set(dataclasses.replace(request, score=score, reasons=updated))
+                self._lowered.append((request.url, score))
         return raised
 
     def _document_weight(self, *, relevant: bool) -> float:

@@ -243,6 +243,7 @@ def test_focused_scores_hand_computed() -> None:
     assert by_url["http://a/1"].reasons == pytest.approx(
         {
             "anchor": ROOT_HALF,
+            "block": ROOT_HALF,
             "inherited": inherited,
             "hub": 1.0,
             "importance": importance,
@@ -395,6 +396,7 @@ def test_focused_template_links_can_pass_on_the_inherited_score() -> None:
     assert use.reasons == pytest.approx(
         {
             "anchor": 0.0,
+            "block": 0.0,
             "inherited": 0.25,
             "hub": 1.0,
             "importance": 1.0,
@@ -739,6 +741,41 @@ def test_focused_rescores_waiting_links_after_a_topic_update() -> None:
     _, before = run(rescore_waiting=False)
     (kept,) = [r for r in before if r.url == "http://z/politeness.html"]
     assert (kept.score, kept.reasons["anchor"]) == (0.0, 0.0)
+
+
+def test_focused_lowers_queued_links_after_a_topic_update_with_rescore_lower() -> None:
+    url = "http://z/crawlers.html"
+    # The one link naming the topic, in a block of links that do not: the block's text
+    # scores low, the link's own words high (its anchor score is the better of the two).
+    others = ("pasta", "opera", "soup", "tennis", "garden")
+    block = [Link(url, "crawler", block=0), *(Link(f"http://z/{w}.html", w) for w in others)]
+
+    def run(**options: object) -> tuple[FocusedStrategy, Request, dict[str, float]]:
+        strategy = _focused(adaptive=False, update_every=3, feedback=3, threshold=0.2, **options)
+        for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe"]):
+            strategy.on_page(_page(f"http://n/{i}", text))
+        queued = _by_url(strategy.on_page(_page("http://n/3", "crawler spider", block)).requests)
+        rescored: dict[str, float] = {}
+        for i in range(3):
+            text = f"crawler frontier queue politeness item{i}"
+            rescored.update(strategy.on_page(_page(f"http://a/{i}", text)).rescored)
+        return strategy, queued[url], rescored
+
+    strategy, queued, rescored = run(rescore_lower=True)
+    assert len(strategy.topics[0].history) == 2  # one update, new terms in the vector
+    assert queued.reasons["block"] < queued.reasons["anchor"]
+    # Against the new vector the link's words score lower, the block part stays as scored.
+    words = strategy.scorer.text_relevance("crawler z crawlers")
+    assert words < queued.reasons["anchor"]
+    anchor = max(queued.reasons["block"], words)
+    expected = 0.5 * queued.reasons["inherited"] + 0.5 * anchor
+    assert rescored == {url: pytest.approx(expected)}
+    assert expected < queued.score
+    (waiting,) = [r for r in strategy.waiting if r.url == url]
+    assert waiting.score == pytest.approx(expected)
+    assert waiting.reasons["anchor"] == pytest.approx(anchor)
+    _, _, unchanged = run()
+    assert unchanged == {}  # off by default: the frontier keeps the score
 
 
 def test_focused_forgets_crawled_links_and_never_rescores_template_links() -> None:
