@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from topicrawl.core.models import Request
 
-__all__ = ["UrlFamilies", "WaitingLinks", "family_of"]
+__all__ = ["UrlDirectories", "UrlFamilies", "WaitingLinks", "directory_of", "family_of"]
 
 _MAX_URL_PATH = 500  # characters of a URL path looked at (hostile URLs can be long)
 _NAME_WORD = re.compile(r"[^\W_]+")
@@ -87,6 +87,68 @@ class UrlFamilies:
         total, pages = held
         lift = (total - pages * self._similarity / self._pages) / (pages + self._prior)
         return min(max(lift, 0.0) / self._best, 1.0)
+
+
+def directory_of(url: str) -> str:
+    """The host and the directory, the host lower-cased: ``http://H/lib/os.html`` ->
+    ``"h/lib/"`` (``""`` for a URL that cannot be split)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    path = parts.path[:_MAX_URL_PATH]
+    return f"{parts.netloc.lower()}{path[: path.rfind('/') + 1] or '/'}"
+
+
+class UrlDirectories:
+    """How relevant the crawled pages of each URL directory were, against the crawl's average:
+    what a link into a directory inherits from its parent is scaled by
+
+        min(1, shrunk / mean),  shrunk = (sum_d + prior * mean) / (n_d + prior)
+
+    where ``sum_d`` and ``n_d`` are the directory's crawled pages' summed relevance and count,
+    and ``mean`` the crawl's mean relevance: the directory's mean, shrunk toward the crawl's by
+    ``prior`` pseudo-pages (one off-topic page says little). A directory no worse than the
+    average, or with no crawled page, keeps the full inherited score. So a parent's relevance
+    stops vouching for links into a directory its namesakes have shown to be off topic: the
+    Java docs' ``java/lang/`` pages (``Object``, ``String``), linked from every class's
+    method signatures, inherit from every relevant class page they are linked from.
+
+    At most ``capacity`` directories are counted (past it, new ones are not).
+    """
+
+    def __init__(self, *, prior: float, capacity: int = 200_000) -> None:
+        if prior <= 0.0 or capacity < 0:
+            raise ValueError("prior must be > 0 and capacity >= 0")
+        self._prior = prior
+        self._capacity = capacity
+        self._directories: dict[str, tuple[float, int]] = {}  # summed relevance, pages
+        self._similarity = 0.0
+        self._pages = 0
+
+    def observe(self, url: str, similarity: float) -> None:
+        """Count a crawled page (``url`` its final address) and its relevance."""
+        self._similarity += similarity
+        self._pages += 1
+        directory = directory_of(url)
+        if not directory:
+            return
+        held = self._directories.get(directory)
+        if held is None:
+            if len(self._directories) >= self._capacity:
+                return
+            held = (0.0, 0)
+        self._directories[directory] = (held[0] + similarity, held[1] + 1)
+
+    def factor(self, url: str) -> float:
+        """The share of its inherited score a link to ``url`` keeps, in (0, 1]."""
+        held = self._directories.get(directory_of(url))
+        if held is None or self._similarity <= 0.0:
+            return 1.0
+        mean = self._similarity / self._pages
+        total, pages = held
+        shrunk = (total + self._prior * mean) / (pages + self._prior)
+        return min(shrunk / mean, 1.0)
 
 
 class WaitingLinks:

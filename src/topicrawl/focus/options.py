@@ -142,6 +142,16 @@ class FocusedOptions(StrategyOptions):
             1.68; whole URL directories instead of families: Python 2.84 (``library/`` holds
             every chapter). Numbered pages as one family: demo web 4.71 -> 2.54 (Java and
             Python unchanged: they name pages by words).
+        directory_prior: what a link inherits is scaled down when the crawled pages of its
+            URL directory were less relevant than the crawl's average, their mean shrunk
+            toward the average by this many pseudo-pages (see
+            :class:`~topicrawl.focus.families.UrlDirectories`); 0: never. Session 9,
+            F90/oracle against 0: real sites 1.515 -> 1.482 (seeds 1, 2: 1.487, 1.482; Java
+            1.63 -> 1.58-1.60, java-network 189 -> 169, java-time 135 -> 126-132, java-files
+            94 -> 90; Python 1.43 -> 1.41, but python-ipc 49 -> 57), demo web 2.03 -> 2.12
+            (football-zh 77 -> 89, astronomy-zh 71 -> 80: a section directory there holds
+            the English and the Chinese pages). Other priors: 3: real 1.473; 10: 1.540
+            (java-network 242); 20: 1.520.
         rescore_waiting: after a topic update, the links queued or held back and not yet
             crawled have their own words (anchor, URL, URL directories) scored again with the
             new vector, and are queued again when their priority rises (the frontier keeps a
@@ -151,7 +161,8 @@ class FocusedOptions(StrategyOptions):
             new vector is lowered in the frontier too (``StrategyResult.rescored``), so the
             links queued before an update and those after are on one scale; its anchor score
             is then the better of its block's score (as first scored: the block's text is not
-            kept) and its own words' new score. Off: measured mixed (session 9, F90/oracle):
+            kept) and its own words' new score. Off: measured mixed (session 9, F90/oracle,
+            before ``directory_prior``):
             Java 1.63 -> 1.57 (java-time 135 -> 118, java-network 189 -> 178, java-xml 425 ->
             408), Python 1.43 -> 1.46 (python-ipc 49 -> 58), demo web 2.03 -> 2.12
             (demo-astronomy-en 63 -> 73, -zh 71 -> 80); against the frozen vector 3 wins and
@@ -221,6 +232,7 @@ class FocusedOptions(StrategyOptions):
     directory_words: bool = True
     family_yield: bool = True
     family_prior: float = 1.0
+    directory_prior: float = 5.0
     rescore_waiting: bool = True
     rescore_lower: bool = False
     template_pages: int = 3
@@ -294,6 +306,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.template_links >= 1, "template_links must be >= 1")
         _require(self.df_warmup >= 0, "df_warmup must be >= 0")
         _require(self.family_prior > 0.0, "family_prior must be > 0")
+        _require(self.directory_prior >= 0.0, "directory_prior must be >= 0")
         _require(
             min(self.update_every, self.feedback, self.window) >= 1,
             "update_every, feedback and window must be >= 1",

@@ -18,7 +18,7 @@ from topicrawl.core.lazy import LazyModule
 from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyResult
 from topicrawl.core.protocols import Strategy
 from topicrawl.focus.evolve import update_topic
-from topicrawl.focus.families import UrlFamilies, WaitingLinks
+from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
 from topicrawl.focus.links import (
     CandidatePool,
     TemplateBlocks,
@@ -302,6 +302,9 @@ class FocusedStrategy(_Scoring):
             similarity=options.template_similarity,
         )
         self.families = UrlFamilies(prior=options.family_prior)
+        self.directories = (
+            UrlDirectories(prior=options.directory_prior) if options.directory_prior else None
+        )
         self.waiting = WaitingLinks()
         self.hindsight = TemplateHindsight()
         self._lowered: list[tuple[str, float]] = []  # by a topic update, for the frontier
@@ -416,6 +419,8 @@ class FocusedStrategy(_Scoring):
             anchor = anchors[link.url]
             template_passed_on = inherited * o.template_inherited
             passed_on = template_passed_on if link.block in template else inherited
+            directory = 1.0 if self.directories is None else self.directories.factor(link.url)
+            passed_on *= directory
             family = self._family_yield(link.url, template=link.block in template)
             score = link_priority(
                 inherited=passed_on,
@@ -432,6 +437,8 @@ class FocusedStrategy(_Scoring):
             }
             if o.family_yield:
                 reasons["family"] = family
+            if self.directories is not None:
+                reasons["directory"] = directory
             if link.block in template:
                 reasons["template"] = 1.0
             if len(self.topics) > 1:
@@ -482,12 +489,17 @@ class FocusedStrategy(_Scoring):
         return False
 
     def _count_family(self, page: Page, similarity: float) -> None:
-        """The page no longer waits; with ``family_yield`` it counts in its URL family."""
+        """The page no longer waits; it counts in its URL family (``family_yield``) and its
+        URL directory (``directory_prior``)."""
         for url in {page.url, page.final_url}:
             self.waiting.crawled(url)
             self.hindsight.crawled(url)
-        if self.focused.family_yield and page.duplicate_of is None:
+        if page.duplicate_of is not None:
+            return
+        if self.focused.family_yield:
             self.families.observe(page.final_url or page.url, similarity)
+        if self.directories is not None:
+            self.directories.observe(page.final_url or page.url, similarity)
 
     def _family_yield(self, url: str, *, template: bool) -> float:
         """The yield of the link's URL family (0 for a template link: its target is the

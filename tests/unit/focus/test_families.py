@@ -3,7 +3,13 @@ from __future__ import annotations
 import pytest
 
 from topicrawl.core.models import Request
-from topicrawl.focus.families import UrlFamilies, WaitingLinks, family_of
+from topicrawl.focus.families import (
+    UrlDirectories,
+    UrlFamilies,
+    WaitingLinks,
+    directory_of,
+    family_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -80,3 +86,32 @@ def test_waiting_links_keep_their_best_score_until_crawled() -> None:
 def test_bad_settings_are_refused(make: object) -> None:
     with pytest.raises(ValueError, match="must be"):
         make()  # type: ignore[operator]
+
+
+def test_directory_of() -> None:
+    assert directory_of("http://H/lib/os.html") == "h/lib/"
+    assert directory_of("http://h/") == "h/"
+    assert directory_of("http://h") == "h/"
+    assert directory_of("http://[::1") == ""
+
+
+def test_url_directories_scale_by_the_shrunk_mean_over_the_crawls() -> None:
+    directories = UrlDirectories(prior=2.0)
+    assert directories.factor("http://h/a/x.html") == 1.0  # nothing crawled yet
+    for url, similarity in (("http://h/a/1", 0.1), ("http://h/a/2", 0.1), ("http://h/b/1", 0.7)):
+        directories.observe(url, similarity)
+    # Crawl mean 0.3; h/a/: (0.2 + 2 * 0.3) / (2 + 2) = 0.2, over the mean: 2/3.
+    assert directories.factor("http://h/a/new.html") == pytest.approx(2 / 3)
+    assert directories.factor("http://h/b/new.html") == 1.0  # above average: capped
+    assert directories.factor("http://h/c/new.html") == 1.0  # no page crawled there
+    with pytest.raises(ValueError, match="prior"):
+        UrlDirectories(prior=0.0)
+
+
+def test_url_directories_stop_counting_new_ones_at_capacity() -> None:
+    directories = UrlDirectories(prior=1.0, capacity=1)
+    directories.observe("http://h/a/1", 0.0)
+    directories.observe("http://h/b/1", 0.0)  # not counted: full
+    directories.observe("http://h/c/1", 1.0)
+    assert directories.factor("http://h/a/x") == pytest.approx((0 + 1 / 3) / 2 / (1 / 3))
+    assert directories.factor("http://h/b/x") == 1.0

@@ -249,6 +249,7 @@ def test_focused_scores_hand_computed() -> None:
             "importance": importance,
             "page": FIRST_PAGE,
             "family": 0.0,
+            "directory": 1.0,  # the page's own directory, the only one: as good as average
         }
     )
 
@@ -402,6 +403,7 @@ def test_focused_template_links_can_pass_on_the_inherited_score() -> None:
             "importance": 1.0,
             "page": 1.0,
             "family": 0.0,
+            "directory": 1.0,
             "template": 1.0,
         }
     )
@@ -439,7 +441,7 @@ def test_focused_long_block_lifts_its_links_less() -> None:
 
 
 def test_focused_decays_through_off_topic_pages_and_holds_weak_links_back() -> None:
-    strategy = _focused(adaptive=False, evolve=False)
+    strategy = _focused(adaptive=False, evolve=False, directory_prior=0)
     strategy.on_page(_page("http://x/", "crawler crawler spider"))
     # An off-topic page reached with inherited 0.2: children inherit 0.1, anchors score 0.
     page = _page(
@@ -461,6 +463,32 @@ def test_focused_decays_through_off_topic_pages_and_holds_weak_links_back() -> N
     assert "http://a/9" in strategy.candidates
     assert [r.url for r in strategy.on_idle(10)] == ["http://a/9"]
     assert len(strategy.candidates) == 0
+
+
+def test_focused_links_into_an_off_topic_directory_inherit_less() -> None:
+    strategy = _focused(adaptive=False, evolve=False, directory_prior=5)
+    strategy.on_page(_page("http://x/", "crawler crawler spider"))  # similarity FIRST_PAGE
+    strategy.on_page(_page("http://x/lang/Object.html", "object pasta"))  # similarity 0
+    page = _page(
+        "http://x/net/Socket.html",
+        "crawler crawler spider",
+        [Link("http://x/lang/String.html", "string"), Link("http://x/net/Url.html", "url")],
+    )
+    result = strategy.on_page(page)
+    by_url = _by_url(result.requests)
+    # Three pages crawled (the last counted before its links are scored): the crawl's mean
+    # relevance m = (c + 0 + c3) / 3; x/lang/ holds one page of relevance 0, so its links keep
+    # (0 + 5 m) / (1 + 5) / m = 5 / 6 of what they inherit; x/net/ is above average: all.
+    string, url = by_url["http://x/lang/String.html"], by_url["http://x/net/Url.html"]
+    assert string.reasons["directory"] == pytest.approx(5 / 6)
+    assert url.reasons["directory"] == 1.0
+    assert string.inherited == pytest.approx(url.inherited * 5 / 6)
+    off = _focused(adaptive=False, evolve=False, directory_prior=0)
+    for p in (_page("http://x/", "crawler crawler spider"), _page("http://x/lang/O.html", "x")):
+        off.on_page(p)
+    plain = _by_url(off.on_page(page).requests)["http://x/lang/String.html"]
+    assert "directory" not in plain.reasons
+    assert plain.inherited == pytest.approx(url.inherited)
 
 
 def test_focused_hub_counts_against_the_most_seen() -> None:
