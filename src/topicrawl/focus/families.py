@@ -12,7 +12,7 @@ section).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from urllib.parse import urlsplit
 
@@ -44,7 +44,42 @@ def family_of(url: str) -> str:
     return f"{parts.netloc.lower()}{path[:cut]}{name}"
 
 
-class UrlFamilies:
+class _UrlTally:
+    """The crawled pages' summed relevance and count per URL group (``group`` of the URL),
+    and over the whole crawl. At most ``capacity`` groups are counted (past it, new ones are
+    not); ``prior`` is the pseudo-pages by which a group's mean is shrunk."""
+
+    def __init__(self, group: Callable[[str], str], *, prior: float, capacity: int) -> None:
+        if prior <= 0.0 or capacity < 0:
+            raise ValueError("prior must be > 0 and capacity >= 0")
+        self._group = group
+        self._prior = prior
+        self._capacity = capacity
+        self._groups: dict[str, tuple[float, int]] = {}  # summed relevance, pages
+        self._similarity = 0.0  # over every crawled page
+        self._pages = 0
+        self._best = 0.0
+
+    def observe(self, url: str, similarity: float) -> None:
+        """Count a crawled page (``url`` its final address) and its relevance."""
+        self._best = max(self._best, similarity)
+        self._similarity += similarity
+        self._pages += 1
+        group = self._group(url)
+        if not group:
+            return
+        held = self._groups.get(group)
+        if held is None:
+            if len(self._groups) >= self._capacity:
+                return
+            held = (0.0, 0)
+        self._groups[group] = (held[0] + similarity, held[1] + 1)
+
+    def _held(self, url: str) -> tuple[float, int] | None:
+        return self._groups.get(self._group(url))
+
+
+class UrlFamilies(_UrlTally):
     """The yield of each URL family: how much more relevant its crawled pages were than the
     crawl's pages on average, shrunk by ``prior`` pseudo-pages of average relevance (so one
     lucky page says little), over the best page relevance seen, in [0, 1]:
@@ -55,33 +90,11 @@ class UrlFamilies:
     """
 
     def __init__(self, *, prior: float, capacity: int = 200_000) -> None:
-        if prior <= 0.0 or capacity < 0:
-            raise ValueError("prior must be > 0 and capacity >= 0")
-        self._prior = prior
-        self._capacity = capacity
-        self._families: dict[str, tuple[float, int]] = {}  # summed relevance, pages
-        self._similarity = 0.0  # over every crawled page
-        self._pages = 0
-        self._best = 0.0
-
-    def observe(self, url: str, similarity: float) -> None:
-        """Count a crawled page (``url`` its final address) and its relevance."""
-        self._best = max(self._best, similarity)
-        self._similarity += similarity
-        self._pages += 1
-        family = family_of(url)
-        if not family:
-            return
-        held = self._families.get(family)
-        if held is None:
-            if len(self._families) >= self._capacity:
-                return
-            held = (0.0, 0)
-        self._families[family] = (held[0] + similarity, held[1] + 1)
+        super().__init__(family_of, prior=prior, capacity=capacity)
 
     def score(self, url: str) -> float:
         """The yield of ``url``'s family."""
-        held = self._families.get(family_of(url))
+        held = self._held(url)
         if held is None or self._best <= 0.0:
             return 0.0
         total, pages = held
@@ -100,7 +113,7 @@ def directory_of(url: str) -> str:
     return f"{parts.netloc.lower()}{path[: path.rfind('/') + 1] or '/'}"
 
 
-class UrlDirectories:
+class UrlDirectories(_UrlTally):
     """How relevant the crawled pages of each URL directory were, against the crawl's average:
     what a link into a directory inherits from its parent is scaled by
 
@@ -118,31 +131,11 @@ class UrlDirectories:
     """
 
     def __init__(self, *, prior: float, capacity: int = 200_000) -> None:
-        if prior <= 0.0 or capacity < 0:
-            raise ValueError("prior must be > 0 and capacity >= 0")
-        self._prior = prior
-        self._capacity = capacity
-        self._directories: dict[str, tuple[float, int]] = {}  # summed relevance, pages
-        self._similarity = 0.0
-        self._pages = 0
-
-    def observe(self, url: str, similarity: float) -> None:
-        """Count a crawled page (``url`` its final address) and its relevance."""
-        self._similarity += similarity
-        self._pages += 1
-        directory = directory_of(url)
-        if not directory:
-            return
-        held = self._directories.get(directory)
-        if held is None:
-            if len(self._directories) >= self._capacity:
-                return
-            held = (0.0, 0)
-        self._directories[directory] = (held[0] + similarity, held[1] + 1)
+        super().__init__(directory_of, prior=prior, capacity=capacity)
 
     def factor(self, url: str) -> float:
         """The share of its inherited score a link to ``url`` keeps, in (0, 1]."""
-        held = self._directories.get(directory_of(url))
+        held = self._held(url)
         if held is None or self._similarity <= 0.0:
             return 1.0
         mean = self._similarity / self._pages
