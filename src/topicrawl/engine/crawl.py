@@ -430,8 +430,10 @@ class Crawler:
         if self._threaded():
             async with self._strategy_lock:
                 return await asyncio.to_thread(self._strategy.on_page, page)
-        async with self._strategy_turn():
-            return self._strategy.on_page(page)
+        if self._strategy_lock.locked():  # a threaded call is still running
+            async with self._strategy_lock:
+                return self._strategy.on_page(page)
+        return self._strategy.on_page(page)  # the common case: no lock, no context manager
 
     def _threaded(self) -> bool:
         return bool(getattr(self._strategy, "runs_in_thread", False))

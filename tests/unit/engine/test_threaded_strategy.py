@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tests.unit.engine.responses import html_response
@@ -91,23 +92,16 @@ class SlowJudgingStrategy:
         with self._busy():
             return ()
 
-    def _busy(self) -> _Busy:
-        return _Busy(self)
-
-
-class _Busy:
-    def __init__(self, strategy: SlowJudgingStrategy) -> None:
-        self._strategy = strategy
-
-    def __enter__(self) -> None:
-        s = self._strategy
-        with s._guard:
-            s._active += 1
-            s.most_active = max(s.most_active, s._active)
-
-    def __exit__(self, *_: object) -> None:
-        with self._strategy._guard:
-            self._strategy._active -= 1
+    @contextlib.contextmanager
+    def _busy(self) -> Iterator[None]:
+        with self._guard:
+            self._active += 1
+            self.most_active = max(self.most_active, self._active)
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._active -= 1
 
 
 async def parse(response: Response) -> ParsedDocument:
