@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,8 @@ from tests.integration.distributed.harness import (
 from tests.unit.distributed.proxy import CuttableProxy
 from topicrawl.demoweb import DemoWebServer
 from topicrawl.distributed import NodeRegistry, NodeState
+from topicrawl.distributed.partition import rendezvous_score
+from topicrawl.parse.urls import host_of
 
 DELAY = 0.2  # the per-host delay of the politeness crawl
 
@@ -75,6 +77,28 @@ async def cluster(
     made = Cluster(server=server, redis_url=redis_url, postgres_url=postgres_url, tmp=tmp_path)
     yield made
     await made.cleanup()
+
+
+def sure_joiner(bases: Iterable[str], *, rivals: Sequence[str]) -> str:
+    """A node id that the rendezvous policy gives at least two of these hosts when it joins
+    ``rivals`` (at up to 100x its weight). With a plain id such as ``w4`` the newcomer's share of
+    ten hosts among three nodes is empty about once in 60 runs (CI saw it: the joiner stole
+    work, finished with the crawl and never held a host), and the test would test the hash,
+    not the join."""
+    hosts = [host_of(base) for base in bases]
+    for n in range(1_000_000):
+        name = f"w4-{n}"
+        wins = [
+            host
+            for host in hosts
+            if all(
+                rendezvous_score(host, name, 1.0) > rendezvous_score(host, rival, 100.0)
+                for rival in rivals
+            )
+        ]
+        if len(wins) >= 2:
+            return name
+    raise AssertionError("no node id wins two hosts")  # pragma: no cover
 
 
 async def registry_of(cluster: Cluster) -> NodeRegistry:
@@ -129,8 +153,8 @@ async def test_kill_9_coordinator_and_worker_then_one_joins_and_nothing_is_lost(
     wide_cluster: Cluster, wide_single_process_urls: set[str]
 ) -> None:
     # Slow enough (10 hosts at 0.6 s each, ~16 pages/s) that much of the crawl is still queued
-    # when w4 joins after the kills and the detection: a join near the end may find no host
-    # left to take, and the assertion below would test the timing, not the join.
+    # when a fourth worker joins after the kills and the detection: a join near the end may find
+    # no host left to take, and the assertion below would test the timing, not the join.
     cluster, single_process_urls = wide_cluster, wide_single_process_urls
     cluster.delay = 0.6
     coordinator = cluster.start_coordinator()
@@ -183,21 +207,22 @@ async def test_kill_9_coordinator_and_worker_then_one_joins_and_nothing_is_lost(
         ).stdout
         assert any("w2" in line and "dead" in line for line in shown.splitlines()), shown
         # A worker joining mid-crawl gets hosts while the crawl goes on. The deadline only
-        # bounds the wait: on a loaded 2-core machine (a benchmark beside the suite) w4's start
-        # alone took most of the 20 s this once allowed, and the test failed with w4 silent.
-        cluster.start_worker("w4")
+        # bounds the wait: on a loaded 2-core machine (a benchmark beside the suite) the joiner's
+        # start alone took most of the 20 s this once allowed, and the test failed with it silent.
+        joiner = sure_joiner(cluster.server.web.bases().values(), rivals=("w1", "w3"))
+        cluster.start_worker(joiner)
         held = 0
         deadline = time.monotonic() + 60
         client = Redis.from_url(cluster.redis_url)
         try:
-            while time.monotonic() < deadline and cluster.procs["w4"].poll() is None:
-                held = max(held, int(await client.scard(cluster.prefix + "hosts:w4")))
+            while time.monotonic() < deadline and cluster.procs[joiner].poll() is None:
+                held = max(held, int(await client.scard(cluster.prefix + f"hosts:{joiner}")))
                 if held:
                     break
                 await asyncio.sleep(0.02)
         finally:
             await client.aclose()
-        assert held > 0, cluster.log("w4")
+        assert held > 0, (joiner, cluster.log(joiner))
     finally:
         await registry.close()
     del cluster.procs["w2"]
