@@ -251,8 +251,15 @@ class TopicScorer:
         """The vector's relevance to the crawl's topics."""
         return page_relevance(vector, [topic.weights for topic in self.topics])
 
-    def text_relevance(self, text: str) -> float:
-        """The best cosine of a short text to any topic (0 for empty text)."""
+    def text_relevance(self, text: str, *, initial: bool = False) -> float:
+        """The best cosine of a short text to any topic (0 for empty text); with ``initial``,
+        to the user's own vectors too (a topic update cannot make a text score lower)."""
         if not text.strip():
             return 0.0
-        return self.relevance(self.text_vector(text)).score
+        vector = self.text_vector(text)
+        score = self.relevance(vector).score
+        if initial:
+            score = max(
+                score, page_relevance(vector, [t.initial_weights for t in self.topics]).score
+            )
+        return score

@@ -273,7 +273,8 @@ class FocusedStrategy(_Scoring):
     page's own inherited score; a link's priority is ``c * inherited + (1 - c) * anchor`` with
     ``anchor`` the cosine of its block's extended anchor text (scaled down in a block of more
     than ``block_links`` links), or (``link_words``) of the link's own anchor and URL words, or
-    (``directory_words``) of its URL's directories alone, whichever is highest. A link in a
+    (``directory_words``) of its URL's directories alone, whichever is highest, each scored
+    against the learned and (``anchor_initial``) the user's own topic vector. A link in a
     block of the site's template (the same block text on ``template_pages`` pages of the host)
     gets no anchor score and passes on ``template_inherited`` of the inherited score. With
     ``family_yield`` a link's anchor score is at least its URL family's yield (what the
@@ -538,11 +539,14 @@ class FocusedStrategy(_Scoring):
         and, apart, each link's block part of it (what a topic update cannot score again:
         the block's text is not kept)."""
         scorer, most = self.scorer, self.focused.block_links
+        initial = self.focused.anchor_initial
         blocks = {
             b: 0.0
             if b in template
             else diluted_block_score(
-                scorer.text_relevance(split_identifiers(t)), links=sizes[b], most_links=most
+                scorer.text_relevance(split_identifiers(t), initial=initial),
+                links=sizes[b],
+                most_links=most,
             )
             for b, t in texts.items()
         }
@@ -558,12 +562,14 @@ class FocusedStrategy(_Scoring):
             words = link_words(link)
             score = own.get(words)
             if score is None:
-                score = own[words] = scorer.text_relevance(words)
+                score = own[words] = scorer.text_relevance(words, initial=initial)
             if self.focused.directory_words:
                 directory = url_directory_words(link.url)
                 in_directory = own.get(directory)
                 if in_directory is None:
-                    in_directory = own[directory] = scorer.text_relevance(directory)
+                    in_directory = own[directory] = scorer.text_relevance(
+                        directory, initial=initial
+                    )
                 score = max(score, in_directory)
             scores[link.url] = max(blocks[link.block], score)
         return scores, of_block
@@ -607,7 +613,7 @@ class FocusedStrategy(_Scoring):
         def relevance_of(text: str) -> float:
             score = own.get(text)
             if score is None:
-                score = own[text] = scorer.text_relevance(text)
+                score = own[text] = scorer.text_relevance(text, initial=o.anchor_initial)
             return score
 
         raised: list[Request] = []

@@ -99,3 +99,17 @@ def test_text_relevance_of_empty_text_is_zero() -> None:
     scorer = TopicScorer(topics=[parse_topic("crawler")])
     assert scorer.text_relevance("   ") == 0.0
     assert scorer.text_relevance("crawler") == pytest.approx(1.0)
+
+
+def test_text_relevance_against_the_initial_vector_too() -> None:
+    scorer = TopicScorer(topics=[parse_topic("crawler")])
+    topic = scorer.topics[0]
+    web = scorer.model.vocabulary.id_of("web")
+    topic.update({**topic.weights, web: 1.0}, pages=20, threshold=None)
+    # One word of a two-word vector of equal weights: cosine 1 / sqrt(2).
+    assert scorer.text_relevance("crawler") == pytest.approx(2**-0.5)
+    # The user's vector was "crawler" alone: the better of the two counts.
+    assert scorer.text_relevance("crawler", initial=True) == pytest.approx(1.0)
+    # A learned word scores as against the current vector (the initial one lacks it).
+    assert scorer.text_relevance("web", initial=True) == pytest.approx(2**-0.5)
+    assert scorer.text_relevance("  ", initial=True) == 0.0

@@ -789,7 +789,8 @@ def test_focused_lowers_queued_links_after_a_topic_update_with_rescore_lower() -
             rescored.update(strategy.on_page(_page(f"http://a/{i}", text)).rescored)
         return strategy, queued[url], rescored
 
-    strategy, queued, rescored = run(rescore_lower=True)
+    # Without anchor_initial: against the user's own vector the words would keep their score.
+    strategy, queued, rescored = run(rescore_lower=True, anchor_initial=False)
     assert len(strategy.topics[0].history) == 2  # one update, new terms in the vector
     assert queued.reasons["block"] < queued.reasons["anchor"]
     # Against the new vector the link's words score lower, the block part stays as scored.
@@ -802,8 +803,33 @@ def test_focused_lowers_queued_links_after_a_topic_update_with_rescore_lower() -
     (waiting,) = [r for r in strategy.waiting if r.url == url]
     assert waiting.score == pytest.approx(expected)
     assert waiting.reasons["anchor"] == pytest.approx(anchor)
-    _, _, unchanged = run()
+    _, _, unchanged = run(anchor_initial=False)
     assert unchanged == {}  # off by default: the frontier keeps the score
+
+
+def test_focused_anchor_initial_keeps_a_keyword_anchor_score_after_a_topic_update() -> None:
+    link = Link("http://z/crawlers.html", "crawler", block=0)
+
+    def run(**options: object) -> tuple[FocusedStrategy, Request]:
+        strategy = _focused(adaptive=False, update_every=3, feedback=3, threshold=0.2, **options)
+        for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe"]):
+            strategy.on_page(_page(f"http://n/{i}", text))
+        for i in range(3):
+            strategy.on_page(_page(f"http://a/{i}", f"crawler frontier queue politeness item{i}"))
+        assert len(strategy.topics[0].history) == 2  # updated: new terms dilute "crawler"
+        (found,) = strategy.on_page(_page("http://n/4", "crawler spider", [link])).requests
+        return strategy, found
+
+    strategy, found = run(anchor_initial=True)
+    diluted = strategy.scorer.text_relevance("crawler z crawlers")
+    kept = strategy.scorer.text_relevance("crawler z crawlers", initial=True)
+    assert diluted < kept
+    assert found.reasons["anchor"] == pytest.approx(kept)
+    strategy, plain = run(anchor_initial=False)
+    assert plain.reasons["anchor"] == pytest.approx(
+        strategy.scorer.text_relevance("crawler z crawlers")
+    )
+    assert plain.reasons["anchor"] < found.reasons["anchor"]
 
 
 def test_focused_forgets_crawled_links_and_never_rescores_template_links() -> None:
