@@ -149,6 +149,11 @@ class TopicVector:
         """Every value the vector has had, oldest first (the first is the user's profile)."""
         return tuple(self._history)
 
+    @property
+    def updated(self) -> bool:
+        """Whether the vector has moved from the user's profile (a topic update ran)."""
+        return len(self._history) > 1
+
     def terms(self) -> list[tuple[str, float]]:
         """The weighted terms, heaviest first."""
         return sorted(
@@ -258,8 +263,7 @@ class TopicScorer:
             return 0.0
         vector = self.text_vector(text)
         score = self.relevance(vector).score
-        if initial:
-            score = max(
-                score, page_relevance(vector, [t.initial_weights for t in self.topics]).score
-            )
+        moved = [t.initial_weights for t in self.topics if t.updated] if initial else []
+        if moved:
+            score = max(score, page_relevance(vector, moved).score)
         return score

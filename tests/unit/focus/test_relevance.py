@@ -104,8 +104,10 @@ def test_text_relevance_of_empty_text_is_zero() -> None:
 def test_text_relevance_against_the_initial_vector_too() -> None:
     scorer = TopicScorer(topics=[parse_topic("crawler")])
     topic = scorer.topics[0]
+    assert not topic.updated
     web = scorer.model.vocabulary.id_of("web")
     topic.update({**topic.weights, web: 1.0}, pages=20, threshold=None)
+    assert topic.updated
     # One word of a two-word vector of equal weights: cosine 1 / sqrt(2).
     assert scorer.text_relevance("crawler") == pytest.approx(2**-0.5)
     # The user's vector was "crawler" alone: the better of the two counts.
