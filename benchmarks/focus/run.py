@@ -11,7 +11,10 @@ root index page, memory frontier, in-process parsing, a page budget per site. Ev
 cut at the site's budget and measured against the topic's relevant set (``relevant.py``):
 harvest rate over the first 200 fetches, recall at 100/200/500/1000 fetches, fetches to 50 % and
 90 % recall and their ratio to the oracle's. A ratio whose strategy did not get there within
-the budget is a lower bound (``>``), and so is a geometric mean that includes one.
+the budget is a lower bound (``>``), and so is a geometric mean that includes one. Per topic,
+``focused`` against ``focused-frozen``: F90 of both, the pages at which the topic updates ran
+(read back from the learned state the crawl saved), and the verdict (a crawl that reached 90 %
+recall before its first update is the frozen crawl: a tie by construction).
 
 Prints markdown tables and writes them to ``out/latest.md`` (and raw numbers to
 ``out/results.json``). The Java and Python sites come from ``../shared/bench/docsweb.sh``
@@ -56,7 +59,9 @@ from topicrawl.core.config import CrawlSettings  # noqa: E402
 from topicrawl.core.models import Page  # noqa: E402
 from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer  # noqa: E402
 from topicrawl.engine import Crawler, open_crawl, open_storage  # noqa: E402
+from topicrawl.focus import LearnedState  # noqa: E402
 from topicrawl.parse.urls import canonicalize  # noqa: E402
+from topicrawl.storage.learned import FocusRecords  # noqa: E402
 
 DOCSWEB_SH = Path(os.environ.get("DOCSWEB_SH", REPO.parent / "shared" / "bench" / "docsweb.sh"))
 JAVA_ROOT = "http://127.0.0.11:8080/index.html"
@@ -101,6 +106,8 @@ class Row:
     half_ratio: float | None
     most_ratio: float | None
     seconds: float
+    updates: tuple[int, ...] = ()
+    """Pages learned from when each topic update ran (``focused`` only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +158,9 @@ async def crawl(
     *,
     links: bool = False,
     relevant: frozenset[str] = frozenset(),
-) -> tuple[list[tuple[str, str, tuple[str, ...]]], float]:
-    """Run one crawl; return ``(url, final_url, link urls)`` per page in fetch order, seconds.
+) -> tuple[list[tuple[str, str, tuple[str, ...]]], float, tuple[int, ...]]:
+    """Run one crawl; return ``(url, final_url, link urls)`` per page in fetch order, seconds,
+    and (a focused crawl) the page counts at which its topic vector was updated.
 
     With a ``relevant`` set the crawl stops early once it has fetched all of it and at least
     ``HARVEST_AT`` pages: every measure is then known (recall stays 1).
@@ -170,9 +178,21 @@ async def crawl(
             (p.url, p.final_url, tuple(link.url for link in p.links) if links else ())
             async for p in storage.iter_pages(with_links=links)
         ]
+    updates = await topic_updates(db) if strategy == "focused" else ()
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    return pages, seconds
+    return pages, seconds, updates
+
+
+async def topic_updates(db: Path) -> tuple[int, ...]:
+    """The pages learned from when each topic update ran, read back from the learned state
+    the crawl saved in its database (the benchmark's topics are one per crawl)."""
+    async with FocusRecords(str(db)) as records:
+        saved = await records.latest_state()
+    if saved is None:
+        return ()
+    state = LearnedState.from_json(saved.state)
+    return tuple(snapshot.pages for snapshot in state.topics[0].snapshots[1:])
 
 
 def _stop_when_complete(crawler: Crawler, relevant: frozenset[str]) -> None:
@@ -213,7 +233,7 @@ async def bench_site(
     log: Callable[[str], None],
 ) -> list[Row]:
     """Complete BFS crawl, topics, oracle, then every strategy on every topic."""
-    pages, seconds = await crawl(site, workdir, "bfs", None, {}, 0, links=True)
+    pages, seconds, _ = await crawl(site, workdir, "bfs", None, {}, 0, links=True)
     graph = CrawlGraph.from_pages(site.seeds[0], pages)
     bfs_order = [final for _, final, _ in pages][: site.budget or None]
     log(
@@ -227,7 +247,7 @@ async def bench_site(
         rows.append(_row(topic, "bfs", measure_order(bfs_order, topic.relevant), oracle, 0.0))
         for name in strategies:
             strategy, options = STRATEGIES[name]
-            order, took = await crawl(
+            order, took, updates = await crawl(
                 site,
                 workdir,
                 strategy,
@@ -237,7 +257,7 @@ async def bench_site(
                 relevant=topic.relevant,
             )
             measures = measure_order([final for _, final, _ in order], topic.relevant)
-            rows.append(_row(topic, name, measures, oracle, took))
+            rows.append(_row(topic, name, measures, oracle, took, updates))
             log(
                 f"  {topic.id:22} {name:15} {len(order):5} pages {took:5.0f} s  "
                 f"F90 {measures.to_most}  oracle {oracle.to_most}"
@@ -245,7 +265,14 @@ async def bench_site(
     return rows
 
 
-def _row(topic: Topic, name: str, m: OrderMeasures, oracle: OrderMeasures, s: float) -> Row:
+def _row(
+    topic: Topic,
+    name: str,
+    m: OrderMeasures,
+    oracle: OrderMeasures,
+    s: float,
+    updates: tuple[int, ...] = (),
+) -> Row:
     return Row(
         topic.site,
         topic.id,
@@ -254,6 +281,7 @@ def _row(topic: Topic, name: str, m: OrderMeasures, oracle: OrderMeasures, s: fl
         _ratio(m.to_half, oracle.to_half, m.fetched),
         _ratio(m.to_most, oracle.to_most, m.fetched),
         s,
+        updates,
     )
 
 
@@ -369,7 +397,71 @@ def tables(rows: Sequence[Row], topics: dict[str, Topic], budgets: dict[str, int
                 f"{sum(r.seconds for r in chosen):.0f} |"
             )
         lines.append("")
+        lines += update_table(site, site_rows)
+    verdicts = [v for _, _, _, v in _update_verdicts(rows)]
+    if verdicts:
+        ties = [v for v in verdicts if v.startswith("tie")]
+        lines += [
+            f"Topic update against the frozen vector over all {len(verdicts)} topics: "
+            f"{verdicts.count('win')} wins, {verdicts.count('loss')} losses, {len(ties)} ties "
+            f"({sum(1 for v in ties if v != 'tie')} of them with no update before 90 % recall).",
+            "",
+        ]
     return "\n".join(lines)
+
+
+def _update_verdicts(rows: Sequence[Row]) -> list[tuple[Row, Row, int | None, str]]:
+    """Per topic with both focused crawls: (updated, frozen, first update, verdict). A topic
+    whose crawl reached 90 % recall before its first update (or never updated) is the frozen
+    crawl fetch for fetch, a tie by construction."""
+    out = []
+    for topic in dict.fromkeys(r.topic for r in rows):
+        by_name = {r.strategy: r for r in rows if r.topic == topic}
+        updated, frozen = by_name.get("focused"), by_name.get("focused-frozen")
+        if updated is None or frozen is None:
+            continue
+        first = updated.updates[0] if updated.updates else None
+        mine, theirs = _f90(updated.measures), _f90(frozen.measures)
+        if mine < theirs:
+            verdict = "win"
+        elif mine > theirs:
+            verdict = "loss"
+        elif first is None:
+            verdict = "tie: no update"
+        elif first >= mine:
+            verdict = "tie: first update after 90 % recall"
+        else:
+            verdict = "tie"
+        out.append((updated, frozen, first, verdict))
+    return out
+
+
+def _f90(m: OrderMeasures) -> int:
+    return m.to_most if m.to_most is not None else m.fetched + 1
+
+
+def update_table(site: str, site_rows: Sequence[Row]) -> list[str]:
+    """The topic update against the frozen vector, topic by topic, for one site."""
+    verdicts = _update_verdicts(site_rows)
+    if not verdicts:
+        return []
+    lines = [
+        f"Topic update against the frozen vector ({site}): F90, and when the updates ran "
+        "(pages learned from):",
+        "",
+        "| topic | F90 focused | F90 frozen | updates at page | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for updated, frozen, _, verdict in verdicts:
+        at = ", ".join(map(str, updated.updates[:6])) + (
+            ", ..." if len(updated.updates) > 6 else ""
+        )
+        lines.append(
+            f"| {updated.topic} | {_fmt_count(updated.measures.to_most, updated.measures.fetched)}"
+            f" | {_fmt_count(frozen.measures.to_most, frozen.measures.fetched)}"
+            f" | {at or 'none'} | {verdict} |"
+        )
+    return [*lines, ""]
 
 
 def _gm(ratios: Sequence[float | None]) -> str:
