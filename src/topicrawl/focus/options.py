@@ -18,6 +18,8 @@ from topicrawl.focus.threshold import Judge, ProfileJudge, ThresholdSettings
 __all__ = ["AUTO_JUDGES", "FocusedOptions", "SharkOptions", "StrategyOptions", "build_options"]
 
 AUTO_JUDGES = ("profile", "embedding")
+_GA = GaSettings()
+_UPDATE = UpdateSettings()
 
 
 def _require(condition: bool, message: str) -> None:
@@ -275,22 +277,23 @@ class FocusedOptions(StrategyOptions):
     evolve: bool = True
     update_every: int = 20
     feedback: int = 10
-    ga_population: int = 60
-    ga_generations: int = 100
-    ga_patience: int = 5
-    ga_elite: int = 3
-    ga_window: bool = True
-    ga_seed_pages: bool = True
-    crossover_rate: float = 0.8
-    mutation_rate: float = 0.2
-    alpha: float = 1.0
-    beta: float = 0.75
-    gamma: float = 0.15
-    new_features: int = 5
-    keyword_floor: float = 0.5
-    min_lift: float = 2.0
-    max_features: int = 30
-    rocchio_query: str = "current"
+    # The topic update's defaults are its settings' own (one place to change them).
+    ga_population: int = _GA.population
+    ga_generations: int = _GA.max_generations
+    ga_patience: int = _GA.patience
+    ga_elite: int = _GA.elite
+    ga_window: bool = _GA.window
+    ga_seed_pages: bool = _GA.seed_pages
+    crossover_rate: float = _GA.crossover_rate
+    mutation_rate: float = _GA.mutation_rate
+    alpha: float = _UPDATE.alpha
+    beta: float = _UPDATE.beta
+    gamma: float = _UPDATE.gamma
+    new_features: int = _UPDATE.new_features
+    keyword_floor: float = _UPDATE.keyword_floor
+    min_lift: float = _UPDATE.min_lift
+    max_features: int = _UPDATE.max_features
+    rocchio_query: str = _UPDATE.query
     window: int = 200
     seed: int = 0
     judge_thread: bool = True
