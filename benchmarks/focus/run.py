@@ -398,7 +398,7 @@ def tables(rows: Sequence[Row], topics: dict[str, Topic], budgets: dict[str, int
             )
         lines.append("")
         lines += update_table(site, site_rows)
-    verdicts = [v for _, _, _, v in _update_verdicts(rows)]
+    verdicts = [v for _, _, v in _update_verdicts(rows)]
     if verdicts:
         ties = [v for v in verdicts if v.startswith("tie")]
         lines += [
@@ -410,8 +410,8 @@ def tables(rows: Sequence[Row], topics: dict[str, Topic], budgets: dict[str, int
     return "\n".join(lines)
 
 
-def _update_verdicts(rows: Sequence[Row]) -> list[tuple[Row, Row, int | None, str]]:
-    """Per topic with both focused crawls: (updated, frozen, first update, verdict). A topic
+def _update_verdicts(rows: Sequence[Row]) -> list[tuple[Row, Row, str]]:
+    """Per topic with both focused crawls: (updated, frozen, verdict). A topic
     whose crawl reached 90 % recall before its first update (or never updated) is the frozen
     crawl fetch for fetch, a tie by construction."""
     out = []
@@ -432,7 +432,7 @@ def _update_verdicts(rows: Sequence[Row]) -> list[tuple[Row, Row, int | None, st
             verdict = "tie: first update after 90 % recall"
         else:
             verdict = "tie"
-        out.append((updated, frozen, first, verdict))
+        out.append((updated, frozen, verdict))
     return out
 
 
@@ -452,7 +452,7 @@ def update_table(site: str, site_rows: Sequence[Row]) -> list[str]:
         "| topic | F90 focused | F90 frozen | updates at page | verdict |",
         "|---|---|---|---|---|",
     ]
-    for updated, frozen, _, verdict in verdicts:
+    for updated, frozen, verdict in verdicts:
         at = ", ".join(map(str, updated.updates[:6])) + (
             ", ..." if len(updated.updates) > 6 else ""
         )
