@@ -108,9 +108,6 @@ class Strategy(Protocol):
     model's inference) may say so with a true ``runs_in_thread`` (read on every page): the
     engine then runs ``on_page`` in a worker thread, so the event loop goes on fetching,
     parsing and storing meanwhile, and never calls two of the strategy's methods at once.
-
-    A strategy that holds a resource of its own (a judge's thread) may have a ``close()``
-    method: :func:`~topicrawl.engine.open_crawl` calls it when the crawl is closed.
     """
 
     name: str

@@ -214,9 +214,6 @@ async def open_crawl(
         retries=storage_retries,
     )
     async with contextlib.AsyncExitStack() as stack:
-        close_strategy = getattr(strategy, "close", None)  # a strategy may keep a thread
-        if close_strategy is not None:
-            stack.callback(close_strategy)
         workers = settings.parse_workers
         workers = default_parse_workers() if workers < 0 else workers
         parser = PageParser(workers=workers)

@@ -293,13 +293,28 @@ class Crawler:
         return await self._frontier.queued() == 0
 
     async def _revive(self) -> bool:
-        """Ask the strategy for held-back requests before declaring the crawl done."""
+        """Ask the strategy for held-back requests before declaring the crawl done.
+
+        What a strategy held back may since have been queued or fetched through another link
+        (the frontier drops those), so it is asked again until something is new to the
+        frontier, or it offers nothing it has not offered in this round already: a focused
+        crawl of the Java docs otherwise stopped at 1,853 of its 3,000 pages with 6,754
+        links still held back, its best 64 all fetched already.
+        """
         limit = max(self._limits.concurrency * 4, 64)
-        async with self._strategy_turn():
-            revived = [r for r in self._strategy.on_idle(limit) if self._scope.allows(r.url)]
-        added = await self._frontier.push(revived) if revived else 0
-        self.stats.queued += added
-        return added > 0
+        offered: set[str] = set()
+        while True:
+            async with self._strategy_turn():
+                requests = list(self._strategy.on_idle(limit))
+            fresh = [r for r in requests if r.url not in offered]
+            if not fresh:
+                return False
+            offered.update(r.url for r in fresh)
+            revived = [r for r in fresh if self._scope.allows(r.url)]
+            added = await self._frontier.push(revived) if revived else 0
+            self.stats.queued += added
+            if added:
+                return True
 
     async def _wait(self, seconds: float) -> None:
         self._wakeup.clear()

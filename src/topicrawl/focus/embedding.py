@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import importlib
 import os
-import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.lazy import LazyModule
 from topicrawl.core.models import Page
 from topicrawl.focus.relevance import TopicProfile
-from topicrawl.focus.threshold import Judge, begin_judging
+from topicrawl.focus.threshold import Judge, judge_all
 from topicrawl.text.tokenize import CJK_LETTER
 
 if TYPE_CHECKING:
@@ -134,7 +133,6 @@ class EmbeddingJudge:
         self._fallback = fallback
         self._topics: np.ndarray | None = None
         self._scores: OrderedDict[tuple[str, str | None], float] = OrderedDict()
-        self._lock = threading.Lock()  # the model and the cache, for begin()'s other thread
 
     @property
     def threshold(self) -> float:
@@ -146,27 +144,16 @@ class EmbeddingJudge:
     def judge_all(self, pages: Sequence[Page]) -> list[bool]:
         """:meth:`is_relevant` for each page, encoding the pages not seen yet in one batch
         (the pages not in English go to the fallback, if there is one)."""
-        return self.begin(pages)()
-
-    def begin(self, pages: Sequence[Page]) -> Callable[[], list[bool]]:
-        """Split :meth:`judge_all`: the fallback (which may read the crawl's live state) has
-        its part done now; the returned call encodes the English pages, touching only the
-        model and this judge's cache, so it may run in another thread (see
-        :class:`~topicrawl.focus.threshold.SplitJudge`)."""
-        theirs = None
-        english = [True] * len(pages)
-        if self._fallback is not None:
-            english = [self.reads(page) for page in pages]
-            others = [page for page, e in zip(pages, english, strict=True) if not e]
-            theirs = begin_judging(self._fallback, others)
-        ours = [page for page, e in zip(pages, english, strict=True) if e]
-
-        def finish() -> list[bool]:
-            scores = iter(self.scores(ours))
-            verdicts = iter(theirs() if theirs is not None else ())
-            return [next(scores) >= self._threshold if e else next(verdicts) for e in english]
-
-        return finish
+        if self._fallback is None:
+            return [score >= self._threshold for score in self.scores(pages)]
+        english = [self.reads(page) for page in pages]
+        ours = iter(self.scores([page for page, e in zip(pages, english, strict=True) if e]))
+        theirs = iter(
+            judge_all(
+                self._fallback, [page for page, e in zip(pages, english, strict=True) if not e]
+            )
+        )
+        return [next(ours) >= self._threshold if e else next(theirs) for e in english]
 
     def reads(self, page: Page) -> bool:
         """Whether the page is in English, the only language the model knows."""
@@ -180,12 +167,7 @@ class EmbeddingJudge:
         return self.scores([page])[0]
 
     def scores(self, pages: Sequence[Page]) -> list[float]:
-        """:meth:`score` for each page; pages not seen yet are encoded together. Safe to
-        call from several threads (one encodes at a time)."""
-        with self._lock:
-            return self._scores_of(pages)
-
-    def _scores_of(self, pages: Sequence[Page]) -> list[float]:
+        """:meth:`score` for each page; pages not seen yet are encoded together."""
         keys = [_cache_key(page) for page in pages]
         new: dict[tuple[str, str | None], str] = {}
         for key, page in zip(keys, pages, strict=True):

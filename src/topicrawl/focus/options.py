@@ -236,15 +236,6 @@ class FocusedOptions(StrategyOptions):
         judge_thread: a heavy judge (the embedding judge) judges in a worker thread, so the
             crawl goes on meanwhile (see :attr:`FocusedStrategy.runs_in_thread`). Measured
             (``benchmarks/focus/judge_loop.py``): see benchmarks/README.md.
-        judge_lag: a heavy judge that can judge apart from the crawl (a
-            :class:`~topicrawl.focus.threshold.SplitJudge`: the embedding judge, a human
-            judge with an embedding fallback) gets its pages at the page where the crawl
-            samples them, judges them in its own thread while the crawl goes on, and its
-            verdict moves the threshold exactly ``judge_lag`` pages later (the crawl waits
-            then if the judge is not done, so the crawl stays the same whatever the timing).
-            0: the verdict is waited for at once (with ``judge_thread``, in a worker thread).
-            A light judge (the profile judge) is always applied at once. Measured: see
-            benchmarks/focus/README.md, "Session 11".
     """
 
     decay: float = 0.5
@@ -306,7 +297,6 @@ class FocusedOptions(StrategyOptions):
     window: int = 200
     seed: int = 0
     judge_thread: bool = True
-    judge_lag: int = 25
 
     def __post_init__(self) -> None:
         StrategyOptions.__post_init__(self)
@@ -331,7 +321,6 @@ class FocusedOptions(StrategyOptions):
         _require(self.block_links >= 0, "block_links must be >= 0")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")
-        _require(self.judge_lag >= 0, "judge_lag must be >= 0")
         _require(self.template_pages >= 0, "template_pages must be >= 0")
         _require(self.template_links >= 1, "template_links must be >= 1")
         _require(self.df_warmup >= 0, "df_warmup must be >= 0")

@@ -9,7 +9,6 @@ import dataclasses
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -49,7 +48,7 @@ from topicrawl.focus.relevance import (
 )
 from topicrawl.focus.state import LearnedState, TopicHistory
 from topicrawl.focus.stemming import make_tokenizer
-from topicrawl.focus.threshold import SplitJudge, ThresholdController, draw_sample, judge_all
+from topicrawl.focus.threshold import ThresholdController, judge_all, sample_precision
 from topicrawl.text.vectors import SparseVector, cosine
 
 if TYPE_CHECKING:
@@ -262,15 +261,6 @@ class _Recent:
     score: float
 
 
-@dataclass(frozen=True, slots=True)
-class _Verdicts:
-    """A judge's verdicts asked for at one page and applied at a later one (``judge_lag``)."""
-
-    due: int  # the page count at which they are applied
-    verdicts: Future[list[bool]]
-    scores: tuple[float, ...] | None  # a calibration: the judged pages' scores; else precision
-
-
 class FocusedStrategy(_Scoring):
     """The focused strategy: link blocks, inherited scores, hub importance, a relevance
     threshold that adapts to sampled precision, and a topic vector updated by GA + Rocchio.
@@ -330,10 +320,6 @@ class FocusedStrategy(_Scoring):
         self._most_similar = 0.0
         self._pages = 0
         self._thresholds: list[tuple[int, float]] = [(0, self.controller.value)]
-        heavy = bool(getattr(self.judge, "heavy", False))
-        self._lag = options.judge_lag if heavy and isinstance(self.judge, SplitJudge) else 0
-        self._pending: deque[_Verdicts] = deque()
-        self._judging: ThreadPoolExecutor | None = None  # the lagged judge's own thread
 
     @property
     def threshold(self) -> float:
@@ -350,17 +336,7 @@ class FocusedStrategy(_Scoring):
         if not (o.adaptive and o.judge_thread and getattr(self.judge, "heavy", False)):
             return False
         upcoming = self._pages + 1
-        if self._lag:  # judged in the judge's own thread: wait only for a late verdict
-            due = self._pending[0] if self._pending else None
-            return due is not None and due.due <= upcoming and not due.verdicts.done()
         return upcoming == o.calibrate_after or upcoming % self.controller.settings.every == 0
-
-    def close(self) -> None:
-        """Stop the judge's thread (a lagged judge's verdicts not yet applied are dropped)."""
-        self._pending.clear()
-        if self._judging is not None:
-            self._judging.shutdown(wait=False, cancel_futures=True)
-            self._judging = None
 
     @property
     def link_threshold(self) -> float:
@@ -607,7 +583,6 @@ class FocusedStrategy(_Scoring):
         self._pages += 1
         self._recent.append(_Recent(dataclasses.replace(page, links=()), vector, relevance.score))
         before = self.threshold
-        self._apply_due_verdicts()
         if relevant:
             self._feedback[relevance.topic].append(vector)
             self._relevant_since_update[relevance.topic] += 1
@@ -684,38 +659,17 @@ class FocusedStrategy(_Scoring):
         """Put the threshold on the topic's own cosine scale: the judge labels the recent
         pages, whatever their score, and the threshold goes where it agrees with it best."""
         recent = list(self._recent)
-        self._ask_judge([r.page for r in recent], scores=tuple(r.score for r in recent))
+        verdicts = judge_all(self.judge, [r.page for r in recent])
+        self.controller.calibrate([(r.score, v) for r, v in zip(recent, verdicts, strict=True)])
 
     def _measure_precision(self) -> None:
         accepted = [r.page for r in self._recent if r.score >= self.threshold]
         settings = self.controller.settings
-        sample = draw_sample(accepted, size=settings.sample_size, rng=self._random)
-        if sample:
-            self._ask_judge(sample, scores=None)
-
-    def _ask_judge(self, pages: Sequence[Page], *, scores: tuple[float, ...] | None) -> None:
-        """Have the judge label ``pages``: for a calibration (``scores``: theirs) or a
-        precision sample. Applied now, or, with a lagged judge, ``judge_lag`` pages later."""
-        if not self._lag:
-            self._apply_verdicts(judge_all(self.judge, pages), scores)
-            return
-        assert isinstance(self.judge, SplitJudge)  # see __init__
-        finish = self.judge.begin(pages)  # the part that reads the crawl's state: here
-        if self._judging is None:
-            self._judging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="topicrawl-judge")
-        verdicts = self._judging.submit(finish)
-        self._pending.append(_Verdicts(self._pages + self._lag, verdicts, scores))
-
-    def _apply_due_verdicts(self) -> None:
-        while self._pending and self._pending[0].due <= self._pages:
-            due = self._pending.popleft()
-            self._apply_verdicts(due.verdicts.result(), due.scores)  # waits if still judging
-
-    def _apply_verdicts(self, verdicts: Sequence[bool], scores: tuple[float, ...] | None) -> None:
-        if scores is None:
-            self.controller.observe(sum(verdicts) / len(verdicts))
-        else:
-            self.controller.calibrate(list(zip(scores, verdicts, strict=True)))
+        precision = sample_precision(
+            accepted, self.judge, size=settings.sample_size, rng=self._random
+        )
+        if precision is not None:
+            self.controller.observe(precision)
 
     def _update_topic(self, index: int) -> None:
         o = self.focused

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 import random
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -20,12 +20,9 @@ __all__ = [
     "HumanJudge",
     "Judge",
     "ProfileJudge",
-    "SplitJudge",
     "ThresholdController",
     "ThresholdMove",
     "ThresholdSettings",
-    "begin_judging",
-    "draw_sample",
     "judge_all",
     "sample_precision",
 ]
@@ -51,35 +48,11 @@ class BatchJudge(Judge, Protocol):
     def judge_all(self, pages: Sequence[Page]) -> list[bool]: ...
 
 
-@runtime_checkable
-class SplitJudge(Judge, Protocol):
-    """A heavy judge whose slow part can run in another thread while the crawl goes on.
-
-    ``begin`` runs on the crawl's side, and does there whatever reads state the crawl keeps
-    changing (a profile judge reads the crawl's vocabulary and topic vectors); it returns
-    the rest of the work, which touches only the judge's own state (a model, its cache) and
-    may run in any one thread, once, later. The focused strategy applies such a judge's
-    verdicts some pages after it asked (its ``judge_lag`` option).
-    """
-
-    def begin(self, pages: Sequence[Page]) -> Callable[[], list[bool]]: ...
-
-
 def judge_all(judge: Judge, pages: Sequence[Page]) -> list[bool]:
     """``judge.is_relevant`` of each page, in one call where the judge takes batches."""
     if isinstance(judge, BatchJudge):
         return judge.judge_all(pages)
     return [judge.is_relevant(page) for page in pages]
-
-
-def begin_judging(judge: Judge, pages: Sequence[Page]) -> Callable[[], list[bool]]:
-    """Start judging ``pages``: a :class:`SplitJudge` does its quick part now, any other
-    judge all of it; the returned call gives the verdicts (for a split judge, it does the
-    slow part: call it from one thread, once)."""
-    if isinstance(judge, SplitJudge):
-        return judge.begin(pages)
-    verdicts = judge_all(judge, pages)
-    return lambda: verdicts
 
 
 class ThresholdMove(enum.StrEnum):
@@ -217,17 +190,10 @@ def sample_precision(
 ) -> float | None:
     """The share of a random sample of ``pages`` (those the crawl called relevant) that the
     judge agrees with; ``None`` when there is nothing to sample."""
-    sample = draw_sample(pages, size=size, rng=rng)
-    if not sample:
-        return None
-    return sum(judge_all(judge, sample)) / len(sample)
-
-
-def draw_sample(pages: Sequence[Page], *, size: int, rng: random.Random) -> list[Page]:
-    """Up to ``size`` of ``pages`` drawn at random without replacement (all when fewer)."""
     if not pages:
-        return []
-    return rng.sample(list(pages), min(size, len(pages)))
+        return None
+    sample = rng.sample(list(pages), min(size, len(pages)))
+    return sum(judge_all(judge, sample)) / len(sample)
 
 
 class ProfileJudge:
@@ -318,24 +284,16 @@ class HumanJudge:
 
     def judge_all(self, pages: Sequence[Page]) -> list[bool]:
         """The labels of ``pages``; the unlabelled ones go to the fallback in one batch."""
-        return self.begin(pages)()
-
-    def begin(self, pages: Sequence[Page]) -> Callable[[], list[bool]]:
-        """Look the labels up now; the unlabelled pages go to the fallback, whose slow part
-        (if it is a :class:`SplitJudge`) runs when the returned call is made."""
         self.asked += len(pages)
         labels = [self._label(page) for page in pages]
         self.answered += sum(1 for label in labels if label is not None)
         unlabelled = [page for page, label in zip(pages, labels, strict=True) if label is None]
-        rest = None
-        if self._fallback is not None and unlabelled:
-            rest = begin_judging(self._fallback, unlabelled)
-
-        def finish() -> list[bool]:
-            answers = iter(rest() if rest is not None else [False] * len(unlabelled))
-            return [next(answers) if label is None else label for label in labels]
-
-        return finish
+        if self._fallback is None or not unlabelled:
+            fallback: list[bool] = [False] * len(unlabelled)
+        else:
+            fallback = judge_all(self._fallback, unlabelled)
+        answers = iter(fallback)
+        return [next(answers) if label is None else label for label in labels]
 
     def _label(self, page: Page) -> bool | None:
         for url in (page.url, page.final_url):

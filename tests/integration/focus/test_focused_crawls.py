@@ -4,8 +4,7 @@ kept in the database and continued on resume, and `topicrawl label` on a crawl d
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -233,75 +232,3 @@ async def test_learned_state_is_saved_during_the_crawl_not_only_at_its_end(
     state = LearnedState.from_json(saved_while_running[-1].state)
     assert state.pages > 0
     assert len(state.topics[0].snapshots) > 1 or len(state.thresholds) > 0
-
-
-class _OwnThreadJudge:
-    """A heavy judge that splits (see SplitJudge): its slow part records the thread it runs
-    in; a page is relevant when its text names the topic's first keyword."""
-
-    heavy = True
-
-    def __init__(self, word: str) -> None:
-        self.word = word
-        self.threads: set[int] = set()
-        self.judged = 0
-
-    def is_relevant(self, page: Page) -> bool:
-        return self.word in page.text.lower()
-
-    def begin(self, pages: Sequence[Page]) -> Callable[[], list[bool]]:
-        def finish() -> list[bool]:
-            self.threads.add(threading.get_ident())
-            self.judged += len(pages)
-            return [self.is_relevant(page) for page in pages]
-
-        return finish
-
-
-def _judge_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("topicrawl-judge")]
-
-
-async def test_a_lagged_judge_judges_in_its_own_thread_and_closes_with_the_crawl(
-    server: DemoWebServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    topic = TOPICS[0]
-    judge = _OwnThreadJudge(topic.name("en").lower())
-    made: list[FocusedStrategy] = []
-
-    def with_judge(name: str, *, topics: Sequence[str], **options: object) -> object:
-        strategy = make_strategy(name, topics=topics, judge=judge, **options)
-        assert isinstance(strategy, FocusedStrategy)
-        made.append(strategy)
-        return strategy
-
-    monkeypatch.setattr("topicrawl.engine.build.make_strategy", with_judge)
-    db = tmp_path / "lagged.db"
-    settings = _settings(
-        server,
-        db,
-        strategy="focused",
-        topics=(topic.keywords(),),
-        max_pages=80,
-        strategy_options={"judge_every": 10, "calibrate_after": 10, "judge_lag": 5},
-    )
-    assert not _judge_threads()
-    async with open_crawl(settings) as crawler:
-        stats = await crawler.run()
-        assert _judge_threads()
-    assert stats.pages == 80
-    (strategy,) = made
-    # Calibrated and sampled at page 10, sampled every 10 pages after; each verdict applied 5
-    # pages later (80's never: the crawl ended first).
-    learned = strategy.learned_state().pages
-    assert learned > 70
-    assert len(strategy.controller.precisions) == (learned - 5) // 10
-    assert judge.judged > 0
-    assert judge.threads
-    assert threading.get_ident() not in judge.threads
-    # Closed with the crawl: the judge's thread ends.
-    for _ in range(500):
-        if not _judge_threads():
-            break
-        await asyncio.sleep(0.01)
-    assert not _judge_threads()

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import random
 import sys
-import threading
 from typing import Any
 
 import numpy as np
@@ -307,66 +306,3 @@ def test_bad_judge_arguments_are_config_errors(kwargs: dict[str, Any]) -> None:
     arguments: dict[str, Any] = {"topics": [parse_topic("star")], **kwargs}
     with pytest.raises(ConfigError):
         EmbeddingJudge(**arguments)
-
-
-def test_begin_asks_the_fallback_now_and_leaves_the_model_for_later() -> None:
-    encoder = CountingEncoder()
-    fallback = Always(True)
-    judge = _judge(encoder, fallback=fallback)
-    pages = [
-        fetched_page("http://a.test/en", "star", lang="en"),
-        fetched_page("http://a.test/zh", "recipe", lang="zh"),
-        fetched_page("http://a.test/en2", "recipe", lang="en"),
-    ]
-    finish = judge.begin(pages)
-    # The fallback (which may read the crawl's live state) has answered; the model has not run.
-    assert fallback.asked == ["http://a.test/zh"]
-    assert encoder.batches == []
-    assert finish() == [True, True, False]
-    assert encoder.batches[-1] == ["\nstar", "\nrecipe"]
-
-
-def test_a_human_judge_looks_its_labels_up_at_once_and_splits_its_fallback() -> None:
-    encoder = CountingEncoder()
-    labelled = fetched_page("http://a.test/labelled", "recipe")
-    human = HumanJudge({labelled.url: True}, fallback=_judge(encoder, fallback=Always(False)))
-    pages = [labelled, fetched_page("http://a.test/zh", "star", lang="zh")]
-    pages.append(fetched_page("http://a.test/en", "star", lang="en"))
-    finish = human.begin(pages)
-    assert (human.asked, human.answered) == (3, 1)
-    assert encoder.batches == []
-    assert finish() == [True, False, True]
-    assert encoder.batches[-1] == ["\nstar"]
-
-
-def test_the_model_encodes_one_batch_at_a_time_from_several_threads() -> None:
-    class Overlap(CountingEncoder):
-        def __init__(self) -> None:
-            super().__init__()
-            self.inside = 0
-            self.most_inside = 0
-
-        def encode(self, inputs: list[str], **kwargs: Any) -> np.ndarray:
-            self.inside += 1
-            self.most_inside = max(self.most_inside, self.inside)
-            try:
-                threading.Event().wait(0.01)
-                return super().encode(inputs, **kwargs)
-            finally:
-                self.inside -= 1
-
-    encoder = Overlap()
-    judge = _judge(encoder)
-    threads = [
-        threading.Thread(
-            target=judge.scores,
-            args=([fetched_page(f"http://a.test/{t}/{i}", "star") for i in range(3)],),
-        )
-        for t in range(4)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert encoder.most_inside == 1
-    assert encoder.pages_encoded == 12

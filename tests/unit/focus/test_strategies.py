@@ -2,9 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -655,112 +653,6 @@ def test_a_heavy_judge_has_the_pages_it_judges_on_run_in_a_thread() -> None:
             light.on_page(_page(f"http://a/{i}", "crawler spider"))
     assert HumanJudge({}, fallback=_HeavyJudge(_always(True))).heavy
     assert not HumanJudge({}, fallback=_Judge(_always(True))).heavy
-
-
-class _SplitJudge(_HeavyJudge):
-    """A heavy judge that splits (see SplitJudge): ``begin`` draws the answers at once and
-    records the pages; the returned call waits for ``release`` and records its thread."""
-
-    def __init__(self, answers: Iterator[bool]) -> None:
-        super().__init__(answers)
-        self.begun: list[tuple[str, ...]] = []
-        self.threads: list[int] = []
-        self.release = threading.Event()
-        self.release.set()
-        self.fail: Exception | None = None
-
-    def begin(self, pages: Sequence[Page]) -> Callable[[], list[bool]]:
-        self.begun.append(tuple(page.url for page in pages))
-        answers = [next(self.answers) for _ in pages]
-
-        def finish() -> list[bool]:
-            self.release.wait(10)
-            self.threads.append(threading.get_ident())
-            if self.fail is not None:
-                raise self.fail
-            return answers
-
-        return finish
-
-
-def _until(condition: Callable[[], bool]) -> bool:
-    for _ in range(1000):
-        if condition():
-            return True
-        time.sleep(0.01)
-    return False
-
-
-def test_a_split_heavy_judge_is_applied_judge_lag_pages_later_from_its_own_thread() -> None:
-    judge = _SplitJudge(_alternating())
-    strategy = _focused(
-        judge=judge, judge_every=2, sample_size=1, threshold=0.3, step=0.1, evolve=False,
-        judge_lag=3,
-    )  # fmt: skip
-    measured = []
-    for i in range(1, 11):
-        strategy.on_page(_page(f"http://a/{i}", "crawler spider"))
-        measured.append(len(strategy.controller.precisions))
-    # Sampled at pages 2, 4, 6, 8, 10; each verdict applied 3 pages later (11 and 13 to come).
-    assert measured == [0, 0, 0, 0, 1, 1, 2, 2, 3, 3]
-    assert strategy.controller.precisions == (1.0, 0.0, 1.0)
-    assert len(judge.begun) == 5
-    assert judge.threads
-    assert threading.get_ident() not in judge.threads
-    strategy.close()
-    strategy.on_page(_page("http://a/11", "crawler spider"))  # page 11's verdict was dropped
-    assert len(strategy.controller.precisions) == 3
-
-
-def test_the_same_verdicts_move_the_threshold_alike_with_and_without_the_lag() -> None:
-    def thresholds(lag: int) -> list[float]:
-        strategy = _focused(
-            judge=_SplitJudge(_alternating()), judge_every=2, sample_size=1, threshold=0.3,
-            step=0.1, evolve=False, judge_lag=lag,
-        )  # fmt: skip
-        seen = []
-        for i in range(1, 21):
-            strategy.on_page(_page(f"http://a/{i}", "crawler spider"))
-            seen.append(strategy.threshold)
-        strategy.close()
-        return seen
-
-    at_once, lagged = thresholds(0), thresholds(3)
-    # approx: at the 0.8 ceiling the lagged crawl samples once more (its threshold was still
-    # under the pages' score), and 0.3 + 5 * 0.1 clamps to 0.8 instead of 0.7999999999999999.
-    assert lagged[3:] == pytest.approx(at_once[:-3])
-    assert at_once[-1] > 0.3  # the swinging precision did move it
-
-
-def test_the_crawl_waits_in_a_thread_only_for_a_verdict_that_is_due_and_not_ready() -> None:
-    judge = _SplitJudge(_always(True))
-    judge.release.clear()
-    strategy = _focused(judge=judge, judge_every=2, sample_size=1, evolve=False, judge_lag=3)
-    threaded = []
-    for i in range(1, 5):
-        threaded.append(strategy.runs_in_thread)
-        strategy.on_page(_page(f"http://a/{i}", "crawler spider"))
-    assert threaded == [False] * 4
-    assert strategy.runs_in_thread  # page 5 applies page 2's sample, still being judged
-    judge.release.set()
-    assert _until(lambda: not strategy.runs_in_thread)
-    strategy.close()
-
-
-def test_a_lagged_judge_s_failure_surfaces_when_its_verdict_is_due() -> None:
-    judge = _SplitJudge(_always(True))
-    judge.fail = ConfigError("the embedding judge needs torch")
-    strategy = _focused(judge=judge, judge_every=2, sample_size=1, evolve=False, judge_lag=2)
-    for i in range(1, 4):
-        strategy.on_page(_page(f"http://a/{i}", "crawler spider"))
-    with pytest.raises(ConfigError, match="needs torch"):
-        strategy.on_page(_page("http://a/4", "crawler spider"))
-    strategy.close()
-
-
-def test_judge_lag_must_not_be_negative() -> None:
-    with pytest.raises(ConfigError, match="judge_lag"):
-        _focused(judge_lag=-1)
 
 
 def test_default_judge_is_the_profile_judge() -> None:
