@@ -12,7 +12,7 @@ from typing import Any
 from tests.unit.engine.responses import html_response
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.models import FetchFailure, Page, Request, Response, StrategyResult
-from topicrawl.core.protocols import Fetcher, Frontier
+from topicrawl.core.protocols import Fetcher, Frontier, Strategy
 from topicrawl.engine.build import _pages_in_hand
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ParseFn
 from topicrawl.engine.parsing import ParsedDocument, parse_body
@@ -242,7 +242,11 @@ class RescoringStrategy:
         return ()
 
 
-async def test_the_engine_hands_a_strategys_new_scores_to_the_frontier(tmp_path: Path) -> None:
+async def crawl_one_at_a_time(
+    tmp_path: Path, strategy: Strategy, *, max_pages: int, scope: Scope | None = None
+) -> list[str]:
+    """Crawl :class:`InterleavedFetcher`'s pages from ``http://a.test/0`` with one request in
+    flight and a memory frontier; returns the fetch order."""
     storage = SqlStorage(f"sqlite:///{tmp_path / 'crawl.db'}")
     await storage.open()
     frontier = MemoryFrontier(max_per_host=1)
@@ -252,20 +256,25 @@ async def test_the_engine_hands_a_strategys_new_scores_to_the_frontier(tmp_path:
             fetcher=fetcher,
             frontier=frontier,
             storage=storage,
-            strategy=RescoringStrategy(),
+            strategy=strategy,
             parse=parse,
-            scope=Scope.build(),
+            scope=scope or Scope.build(),
             hosts=HostPolicy(delays=None, min_delay=0.0),
-            limits=CrawlLimits(max_pages=4, concurrency=1, per_host=1),
-            run_id=await storage.start_run(name="rescoring", config="{}"),
+            limits=CrawlLimits(max_pages=max_pages, concurrency=1, per_host=1),
+            run_id=await storage.start_run(name=strategy.name, config="{}"),
         )
         await crawler.seed([Request(url="http://a.test/0")])
         await asyncio.wait_for(crawler.run(), 30)
     finally:
         await frontier.close()
         await storage.close()
+    return fetcher.order
+
+
+async def test_the_engine_hands_a_strategys_new_scores_to_the_frontier(tmp_path: Path) -> None:
+    order = await crawl_one_at_a_time(tmp_path, RescoringStrategy(), max_pages=4)
     # Page 2 (0.9 when queued) waits behind page 1's children (0.5) once lowered to 0.1.
-    assert fetcher.order == [
+    assert order == [
         "http://a.test/0",
         "http://a.test/1",
         "http://b.test/3",

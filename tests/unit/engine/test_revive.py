@@ -3,18 +3,14 @@ while what it gets back is already known."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.unit.engine.test_crawler_slots import InterleavedFetcher, parse
+from tests.unit.engine.test_crawler_slots import crawl_one_at_a_time
 from topicrawl.core.models import FetchFailure, Page, Request, StrategyResult
-from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy
-from topicrawl.frontier import MemoryFrontier
 from topicrawl.parse.urls import Scope
-from topicrawl.storage import SqlStorage
 
-SEED = "http://a.test/0"
+SEED = "http://a.test/0"  # where crawl_one_at_a_time starts
 
 
 class HoldingStrategy:
@@ -48,28 +44,8 @@ class HoldingStrategy:
 
 
 async def _crawl(tmp_path: Path, strategy: HoldingStrategy) -> list[str]:
-    storage = SqlStorage(f"sqlite:///{tmp_path / 'crawl.db'}")
-    await storage.open()
-    frontier = MemoryFrontier(max_per_host=1)
-    fetcher = InterleavedFetcher()
-    try:
-        crawler = Crawler(
-            fetcher=fetcher,
-            frontier=frontier,
-            storage=storage,
-            strategy=strategy,
-            parse=parse,
-            scope=Scope.build(allowed_domains=("a.test", "b.test")),
-            hosts=HostPolicy(delays=None, min_delay=0.0),
-            limits=CrawlLimits(max_pages=10, concurrency=1, per_host=1),
-            run_id=await storage.start_run(name="holding", config="{}"),
-        )
-        await crawler.seed([Request(url=SEED)])
-        await asyncio.wait_for(crawler.run(), 30)
-    finally:
-        await frontier.close()
-        await storage.close()
-    return fetcher.order
+    scope = Scope.build(allowed_domains=("a.test", "b.test"))
+    return await crawl_one_at_a_time(tmp_path, strategy, max_pages=10, scope=scope)
 
 
 async def test_held_back_links_behind_known_ones_are_still_crawled(tmp_path: Path) -> None:
