@@ -25,6 +25,9 @@ __all__ = [
     "unsplittable_keywords",
 ]
 
+TEXT_CACHE_CHARS = 4_000_000
+"""How many characters of short texts a :class:`TopicScorer` keeps the term counts of."""
+
 _KEYWORD_SEPARATORS = re.compile(r"[,;，；、\n]+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -137,6 +140,7 @@ class TopicVector:
         self.keyword_ids = frozenset(keyword_ids)
         self._history: list[TopicSnapshot] = []
         self._max_history = max_history
+        self.version = 0  # goes up each time the weights change
         self._snapshot(pages=0, threshold=None)
 
     @property
@@ -166,6 +170,7 @@ class TopicVector:
         if norm(weights) == 0.0:
             raise ValueError("a topic vector cannot be all zeros")
         self._weights = {t: w for t, w in weights.items() if w > 0.0}
+        self.version += 1
         self._snapshot(pages=pages, threshold=threshold)
 
     def restore(self, history: Sequence[TopicSnapshot]) -> None:
@@ -181,6 +186,7 @@ class TopicVector:
         if norm(weights) == 0.0:
             raise ValueError("a topic vector cannot be all zeros")
         self._weights = weights
+        self.version += 1
         self._history = list(history)[-self._max_history :]
 
     def _snapshot(self, *, pages: int, threshold: float | None) -> None:
@@ -235,6 +241,10 @@ class TopicScorer:
             )
             for profile in topics
         )
+        self._text_counts: dict[str, Counter[int]] = {}  # oldest first
+        self._cached_chars = 0
+        self._terms: frozenset[int] = frozenset()
+        self._terms_key: tuple[int, ...] | None = None
 
     def page_terms(self, page: Page) -> Counter[int]:
         """The term counts of a page's title and text (new terms join the vocabulary)."""
@@ -248,9 +258,20 @@ class TopicScorer:
             self.model.add_document(counts)
         return self.model.weigh(counts)
 
+    def text_counts(self, text: str) -> Mapping[int, int]:
+        """The term counts of a short text (an anchor block, a link's words; new terms join the
+        vocabulary), remembered: the same anchors and URL words come back on page after page
+        and at every re-scoring of the waiting links, and a term's id never changes. The most
+        texts are kept up to :data:`TEXT_CACHE_CHARS` characters, the first seen dropped first."""
+        counts = self._text_counts.get(text)
+        if counts is None:
+            counts = self.model.counts(self.tokenizer.tokens(text))
+            self._remember(text, counts)
+        return counts
+
     def text_vector(self, text: str) -> SparseVector:
         """The TF-IDF vector of a short text (an anchor block), not added to the collection."""
-        return self.model.vectorize(self.tokenizer.tokens(text))
+        return self.model.weigh(self.text_counts(text))
 
     def relevance(self, vector: Mapping[int, float]) -> Relevance:
         """The vector's relevance to the crawl's topics."""
@@ -261,9 +282,35 @@ class TopicScorer:
         to the user's own vectors too (a topic update cannot make a text score lower)."""
         if not text.strip():
             return 0.0
-        vector = self.text_vector(text)
+        counts = self.text_counts(text)
+        if self._topic_terms().isdisjoint(counts):
+            return 0.0  # no term in common with any topic vector: every cosine is 0
+        vector = self.model.weigh(counts)
         score = self.relevance(vector).score
         moved = [t.initial_weights for t in self.topics if t.updated] if initial else []
         if moved:
             score = max(score, page_relevance(vector, moved).score)
         return score
+
+    def _remember(self, text: str, counts: Counter[int]) -> None:
+        if len(text) > TEXT_CACHE_CHARS // 100:
+            return  # one huge text would push out hundreds of short ones
+        self._text_counts[text] = counts
+        self._cached_chars += len(text)
+        while self._cached_chars > TEXT_CACHE_CHARS:
+            oldest = next(iter(self._text_counts))
+            del self._text_counts[oldest]
+            self._cached_chars -= len(oldest)
+
+    def _topic_terms(self) -> frozenset[int]:
+        """Every term of every topic's current and initial vector."""
+        key = tuple(topic.version for topic in self.topics)
+        if key != self._terms_key:
+            self._terms = frozenset(
+                term
+                for topic in self.topics
+                for vector in (topic.weights, topic.initial_weights)
+                for term in vector
+            )
+            self._terms_key = key
+        return self._terms

@@ -15,7 +15,6 @@ STEMMERS: tuple[str, ...] = ("light", "snowball")
 """``light``: plurals folded (the text layer's S-stemmer); ``snowball``: Porter 2 stems."""
 
 _ASCII_WORD = re.compile(r"[a-z]+")
-_MEMO_SIZE = 200_000
 
 
 class SnowballTokenizer(Tokenizer):
@@ -27,21 +26,13 @@ class SnowballTokenizer(Tokenizer):
 
         super().__init__(**options)  # type: ignore[arg-type]
         self._stemmer = snowballstemmer.stemmer("english")
-        self._stems: dict[str, str] = {}
 
-    def tokens(self, text: str) -> list[str]:
-        stems = self._stems
-        out = []
-        for token in super().tokens(text):
-            stem = stems.get(token)
-            if stem is None:
-                stem = token
-                if _ASCII_WORD.fullmatch(token) and token not in self.user_words:
-                    stem = self._stemmer.stemWord(token)
-                if len(stems) < _MEMO_SIZE:
-                    stems[token] = stem
-            out.append(stem)
-        return out
+    def _word_token(self, word: str) -> str:
+        # The base class memoises what each word becomes, stem included.
+        token = super()._word_token(word)
+        if token and _ASCII_WORD.fullmatch(token) and token not in self.user_words:
+            return str(self._stemmer.stemWord(token))
+        return token
 
 
 def make_tokenizer(stemmer: str, *, user_words: Iterable[str], stem: bool) -> Tokenizer:

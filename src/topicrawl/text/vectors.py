@@ -99,8 +99,7 @@ class TfidfModel:
 
     def counts(self, tokens: Iterable[str]) -> Counter[int]:
         """Term-id counts of a token sequence (new terms join the vocabulary)."""
-        id_of = self.vocabulary.id_of
-        return Counter(id_of(token) for token in tokens)
+        return Counter(map(self.vocabulary.id_of, tokens))
 
     def add_document(self, counts: Mapping[int, int], *, weight: float = 1.0) -> None:
         """Count one more document containing the terms of ``counts``, as ``weight`` of a

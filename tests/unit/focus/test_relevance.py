@@ -6,7 +6,7 @@ import pytest
 
 from tests.pages import fetched_page
 from topicrawl.core.errors import ConfigError
-from topicrawl.focus import TopicProfile, TopicScorer, page_relevance, parse_topic
+from topicrawl.focus import TopicProfile, TopicScorer, page_relevance, parse_topic, relevance
 from topicrawl.focus.relevance import topic_weights
 from topicrawl.text import Tokenizer, Vocabulary
 
@@ -115,3 +115,58 @@ def test_text_relevance_against_the_initial_vector_too() -> None:
     # A learned word scores as against the current vector (the initial one lacks it).
     assert scorer.text_relevance("web", initial=True) == pytest.approx(2**-0.5)
     assert scorer.text_relevance("  ", initial=True) == 0.0
+
+
+class _CountingTokenizer(Tokenizer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def tokens(self, text: str) -> list[str]:
+        self.texts.append(text)
+        return super().tokens(text)
+
+
+def test_a_short_text_is_tokenized_once_and_scored_with_the_current_weights() -> None:
+    tokenizer = _CountingTokenizer()
+    scorer = TopicScorer(topics=[parse_topic("crawler")], tokenizer=tokenizer)
+    tokenizer.texts.clear()
+    assert scorer.text_relevance("web crawler") == pytest.approx(2**-0.5)
+    # The collection changes (IDF): the remembered counts are weighed anew.
+    scorer.model.add_document(scorer.model.counts(["web", "page"]))
+    scorer.model.add_document(scorer.model.counts(["crawler"]))
+    web_idf, crawler_idf = (
+        scorer.model.idf(scorer.model.vocabulary.id_of(w)) for w in ("web", "crawler")
+    )
+    expected = crawler_idf / math.hypot(web_idf, crawler_idf)
+    assert scorer.text_relevance("web crawler") == pytest.approx(expected)
+    assert scorer.text_vector("web crawler") == scorer.model.weigh(
+        scorer.text_counts("web crawler")
+    )
+    assert tokenizer.texts == ["web crawler"]
+
+
+def test_a_text_with_no_topic_term_scores_zero_until_an_update_brings_one_in() -> None:
+    scorer = TopicScorer(topics=[parse_topic("crawler")])
+    assert scorer.text_relevance("web page") == 0.0
+    topic = scorer.topics[0]
+    web = scorer.model.vocabulary.id_of("web")
+    topic.update({**topic.weights, web: 1.0}, pages=20, threshold=None)
+    # "web page" against crawler 1, web 1: (1 * 1) / (sqrt(2) * sqrt(2)).
+    assert scorer.text_relevance("web page") == pytest.approx(0.5)
+
+
+def test_the_remembered_texts_are_bounded_in_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(relevance, "TEXT_CACHE_CHARS", 10_000)
+    tokenizer = _CountingTokenizer()
+    scorer = TopicScorer(topics=[parse_topic("crawler")], tokenizer=tokenizer)
+    texts = [f"crawler number{i:04d} xxxx" for i in range(1000)]  # 23 characters each
+    for text in texts:
+        scorer.text_relevance(text)
+    tokenizer.texts.clear()
+    scorer.text_relevance(texts[-1])  # among the last 10,000 // 23 = 434: remembered
+    scorer.text_relevance(texts[0])  # dropped long ago
+    huge = "crawler " * 13  # 104 characters: over 1 % of the bound, never kept
+    scorer.text_relevance(huge)
+    scorer.text_relevance(huge)
+    assert tokenizer.texts == [texts[0], huge, huge]

@@ -1,0 +1,129 @@
+"""What the focused strategy costs a crawl: wall time, the time spent in the strategy's
+``on_page``, and in its topic updates and re-scorings of the waiting links.
+
+    bash ../shared/bench/docsweb.sh start
+    .venv/bin/python benchmarks/focus/strategy_cost.py            # 3,000 Java pages, 2 rounds
+    .venv/bin/python benchmarks/focus/strategy_cost.py --src /tmp/old/src   # older code
+
+Each crawl runs in a fresh process over the Java 17 docs on loopback (4 requests in flight,
+memory frontier, java-concurrency's keywords); the strategy's methods are timed by wrapping
+them, which adds well under a microsecond a call. ``--src`` runs the code of another checkout
+(a git worktree of an older commit), for a before/after comparison on the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = "http://127.0.0.11:8080/index.html"
+TOPIC = "concurrency, thread, lock, atomic, executor, synchronization"
+
+
+def _timed(cls: type, name: str, spent: dict[str, list[float]]) -> None:
+    original: Callable[..., Any] = getattr(cls, name)
+    spent[name] = []
+
+    def wrapper(self: object, *args: object) -> object:
+        started = time.perf_counter()
+        try:
+            return original(self, *args)
+        finally:
+            spent[name].append(time.perf_counter() - started)
+
+    setattr(cls, name, wrapper)
+
+
+async def one_crawl(pages: int) -> dict[str, float]:
+    from topicrawl.core.config import CrawlSettings  # noqa: PLC0415 - after --src is on the path
+    from topicrawl.engine import open_crawl  # noqa: PLC0415
+    from topicrawl.focus.strategies import FocusedStrategy  # noqa: PLC0415
+
+    spent: dict[str, list[float]] = {}
+    for name in ("on_page", "_update_topic", "_rescore_waiting"):
+        _timed(FocusedStrategy, name, spent)
+    waiting: list[int] = []
+    with tempfile.TemporaryDirectory() as workdir:
+        settings = CrawlSettings(
+            seeds=(SEED,),
+            topics=(TOPIC,),
+            strategy="focused",
+            max_pages=pages,
+            concurrency=4,
+            pages_in_hand=4,
+            politeness={"per_host": 4, "delay": 0.0},
+            frontier={"kind": "memory"},
+            storage={"url": str(Path(workdir) / "crawl.db")},
+        )
+        started = time.perf_counter()
+        async with open_crawl(settings) as crawler:
+            stats = await crawler.run()
+            strategy = crawler._strategy  # a benchmark looks inside
+            waiting.append(len(getattr(strategy, "waiting", ())))
+        seconds = time.perf_counter() - started
+    rescores = spent["_rescore_waiting"]
+    return {
+        "pages": stats.pages,
+        "seconds": seconds,
+        "on_page": sum(spent["on_page"]),
+        "updates": len(spent["_update_topic"]),
+        "update": sum(spent["_update_topic"]),
+        "rescore": sum(rescores),
+        "rescore_mean_ms": 1000 * statistics.fmean(rescores) if rescores else 0.0,
+        "waiting_at_end": waiting[0],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=3000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the code to run")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        sys.path.insert(0, str(args.src))
+        print(json.dumps(asyncio.run(one_crawl(args.pages))))
+        return
+    env = {**os.environ, "PYTHONPATH": str(args.src)}
+    runs = []
+    for round_ in range(args.repeat):
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", "--pages", str(args.pages), "--src", str(args.src)],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+        ).stdout
+        run = json.loads(out.strip().splitlines()[-1])
+        runs.append(run)
+        print(
+            f"round {round_ + 1}: {run['pages']:.0f} pages in {run['seconds']:.1f} s, "
+            f"on_page {run['on_page']:.1f} s ({1000 * run['on_page'] / run['pages']:.2f} ms a "
+            f"page), {run['updates']:.0f} topic updates {run['update']:.2f} s, re-scoring "
+            f"{run['rescore']:.2f} s ({run['rescore_mean_ms']:.0f} ms each, "
+            f"{run['waiting_at_end']:.0f} links waiting at the end)",
+            flush=True,
+        )
+    print(f"\nmedian of {args.repeat}: ", end="")
+    print(
+        ", ".join(
+            f"{key} {statistics.median(r[key] for r in runs):.2f}"
+            for key in ("seconds", "on_page", "rescore", "rescore_mean_ms")
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
