@@ -27,6 +27,7 @@ __all__ = [
     "shark_potential",
     "split_identifiers",
     "url_directory_words",
+    "url_word_pair",
     "url_words",
 ]
 
@@ -83,24 +84,37 @@ def url_words(url: str) -> str:
     ``http://h/api/java/util/concurrent/ReentrantLock.html`` ->
     ``"api java util concurrent Reentrant Lock"``.
     """
-    try:
-        path = unquote(urlsplit(url).path[:_MAX_URL_PATH])
-    except ValueError:
-        return ""
-    path = _FILE_SUFFIX.sub("", path)
-    return " ".join(split_identifiers(part) for part in _URL_SEPARATORS.split(path) if part)
+    path = _url_path(url)
+    return _path_words(_FILE_SUFFIX.sub("", path)) if path else ""
 
 
 def url_directory_words(url: str) -> str:
     """The words of the directories of a URL's path, without its last segment (the file):
     ``http://h/api/java/util/concurrent/ReentrantLock.html`` -> ``"api java util concurrent"``.
     """
+    path = _url_path(url)
+    return _path_words(path[: path.rfind("/") + 1]) if path else ""
+
+
+def url_word_pair(url: str) -> tuple[str, str]:
+    """:func:`url_words` and :func:`url_directory_words` of ``url``, its path read once."""
+    path = _url_path(url)
+    if not path:
+        return "", ""
+    return _path_words(_FILE_SUFFIX.sub("", path)), _path_words(path[: path.rfind("/") + 1])
+
+
+def _url_path(url: str) -> str:
     try:
-        path = unquote(urlsplit(url).path[:_MAX_URL_PATH])
+        return unquote(urlsplit(url).path[:_MAX_URL_PATH])
     except ValueError:
         return ""
-    directory = path[: path.rfind("/") + 1]
-    return " ".join(split_identifiers(part) for part in _URL_SEPARATORS.split(directory) if part)
+
+
+def _path_words(path: str) -> str:
+    # One pass of the camel-case split over the joined words: it never matches across the
+    # spaces between them, so this is the same as splitting each part.
+    return split_identifiers(" ".join(part for part in _URL_SEPARATORS.split(path) if part))
 
 
 def link_words(link: Link) -> str:

@@ -35,7 +35,7 @@ from topicrawl.focus.links import (
     shark_potential,
     split_identifiers,
     url_directory_words,
-    url_words,
+    url_word_pair,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions, build_options
 from topicrawl.focus.relevance import (
@@ -621,9 +621,10 @@ class FocusedStrategy(_Scoring):
             reasons = request.reasons
             if "template" in reasons:
                 continue
-            words = relevance_of(f"{split_identifiers(request.anchor)} {url_words(request.url)}")
+            path_words, directory_words = url_word_pair(request.url)
+            words = relevance_of(f"{split_identifiers(request.anchor)} {path_words}")
             if o.directory_words:
-                words = max(words, relevance_of(url_directory_words(request.url)))
+                words = max(words, relevance_of(directory_words))
             if o.rescore_lower and "block" in reasons:
                 anchor = max(reasons["block"], words)
             else:

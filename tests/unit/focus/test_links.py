@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote, urlsplit
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from topicrawl.core.models import Link, Request
 from topicrawl.focus import (
@@ -17,6 +22,7 @@ from topicrawl.focus import (
     shark_potential,
     url_directory_words,
 )
+from topicrawl.focus.links import split_identifiers, url_word_pair, url_words
 
 
 def test_block_text_from_parser_or_joined_anchors() -> None:
@@ -268,6 +274,16 @@ def test_template_detection_off_or_full() -> None:
 )
 def test_url_directory_words_leave_out_the_file(url: str, words: str) -> None:
     assert url_directory_words(url) == words
+    assert url_word_pair(url) == (url_words(url), words)
+
+
+@given(st.text(alphabet="abcXYZ019/_-.%~?#éЖ中", max_size=60))
+def test_url_directory_words_split_each_part_s_identifiers(path: str) -> None:
+    url = f"http://h/{path}"
+    directory = unquote(urlsplit(url).path)
+    parts = [part for part in re.split(r"[^\w]+|_", directory[: directory.rfind("/") + 1]) if part]
+    assert url_directory_words(url) == " ".join(split_identifiers(part) for part in parts)
+    assert url_word_pair(url) == (url_words(url), url_directory_words(url))
 
 
 def test_a_variant_of_a_known_template_block_is_template_at_once() -> None:
