@@ -84,24 +84,20 @@ def url_words(url: str) -> str:
     ``http://h/api/java/util/concurrent/ReentrantLock.html`` ->
     ``"api java util concurrent Reentrant Lock"``.
     """
-    path = _url_path(url)
-    return _path_words(_FILE_SUFFIX.sub("", path)) if path else ""
+    return _file_words(_url_path(url))
 
 
 def url_directory_words(url: str) -> str:
     """The words of the directories of a URL's path, without its last segment (the file):
     ``http://h/api/java/util/concurrent/ReentrantLock.html`` -> ``"api java util concurrent"``.
     """
-    path = _url_path(url)
-    return _path_words(path[: path.rfind("/") + 1]) if path else ""
+    return _directory_words(_url_path(url))
 
 
 def url_word_pair(url: str) -> tuple[str, str]:
     """:func:`url_words` and :func:`url_directory_words` of ``url``, its path read once."""
     path = _url_path(url)
-    if not path:
-        return "", ""
-    return _path_words(_FILE_SUFFIX.sub("", path)), _path_words(path[: path.rfind("/") + 1])
+    return _file_words(path), _directory_words(path)
 
 
 def _url_path(url: str) -> str:
@@ -109,6 +105,14 @@ def _url_path(url: str) -> str:
         return unquote(urlsplit(url).path[:_MAX_URL_PATH])
     except ValueError:
         return ""
+
+
+def _file_words(path: str) -> str:
+    return _path_words(_FILE_SUFFIX.sub("", path))
+
+
+def _directory_words(path: str) -> str:
+    return _path_words(path[: path.rfind("/") + 1])
 
 
 def _path_words(path: str) -> str:

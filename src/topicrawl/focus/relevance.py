@@ -261,8 +261,9 @@ class TopicScorer:
     def text_counts(self, text: str) -> Mapping[int, int]:
         """The term counts of a short text (an anchor block, a link's words; new terms join the
         vocabulary), remembered: the same anchors and URL words come back on page after page
-        and at every re-scoring of the waiting links, and a term's id never changes. The most
-        texts are kept up to :data:`TEXT_CACHE_CHARS` characters, the first seen dropped first."""
+        and at every re-scoring of the waiting links, and a term's id never changes. Texts
+        are kept up to :data:`TEXT_CACHE_CHARS` characters in all, the first seen dropped
+        first."""
         counts = self._text_counts.get(text)
         if counts is None:
             counts = self.model.counts(self.tokenizer.tokens(text))
