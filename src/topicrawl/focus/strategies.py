@@ -309,6 +309,7 @@ class FocusedStrategy(_Scoring):
         self.waiting = WaitingLinks()
         self.hindsight = TemplateHindsight()
         self._lowered: list[tuple[str, float]] = []  # by a topic update, for the frontier
+        self._rescore_from = 0  # where the next budgeted re-scoring of waiting links starts
         self._update = options.update_settings()
         self._random = random.Random(options.seed)
         self._ga_random = np.random.default_rng(options.seed)
@@ -606,7 +607,8 @@ class FocusedStrategy(_Scoring):
         """After a topic update: score the waiting links' own words (anchor, URL, URL
         directories) again with the new vector; return those whose priority rose. With
         ``rescore_lower``, those whose priority fell are lowered in the frontier too (their
-        words scored lower with the new vector; the block part stays as it was scored)."""
+        words scored lower with the new vector; the block part stays as it was scored). At
+        most ``rescore_budget`` links, taken in turn across updates."""
         scorer, o = self.scorer, self.focused
         own: dict[str, float] = {}
 
@@ -617,7 +619,7 @@ class FocusedStrategy(_Scoring):
             return score
 
         raised: list[Request] = []
-        for request in self.waiting:
+        for request in self._rescore_turn():
             reasons = request.reasons
             if "template" in reasons:
                 continue
@@ -644,6 +646,18 @@ class FocusedStrategy(_Scoring):
                 self.waiting.set(dataclasses.replace(request, score=score, reasons=updated))
                 self._lowered.append((request.url, score))
         return raised
+
+    def _rescore_turn(self) -> list[Request]:
+        """The waiting links this update re-scores: all of them, or the next
+        ``rescore_budget`` from where the last update stopped (oldest first, wrapping)."""
+        waiting = list(self.waiting)
+        budget = self.focused.rescore_budget
+        if not budget or len(waiting) <= budget:
+            return waiting
+        start = self._rescore_from % len(waiting)
+        turn = (waiting[start:] + waiting[:start])[:budget]
+        self._rescore_from = start + budget
+        return turn
 
     def _document_weight(self, *, relevant: bool) -> float:
         o = self.focused

@@ -840,3 +840,19 @@ def test_focused_forgets_crawled_links_and_never_rescores_template_links() -> No
     assert len(strategy.waiting) == 4
     assert all("template" in r.reasons for r in strategy.waiting)
     assert strategy._rescore_waiting() == []
+
+
+def test_a_rescore_budget_takes_the_waiting_links_in_turn() -> None:
+    def turns(budget: int) -> list[list[str]]:
+        strategy = _focused(adaptive=False, evolve=False, rescore_budget=budget)
+        for i in range(5):
+            request = Request(url=f"http://z/{i}", anchor="crawler", reasons={"anchor": 0.0})
+            strategy.waiting.wait(request)
+        # Every link's words name the topic, so each rises the first time it is re-scored
+        # (and not again: it waits at its new score).
+        return [[r.url[-1] for r in strategy._rescore_waiting()] for _ in range(3)]
+
+    assert turns(2) == [["0", "1"], ["2", "3"], ["4"]]
+    assert turns(0) == [["0", "1", "2", "3", "4"], [], []]
+    with pytest.raises(ConfigError, match="rescore_budget"):
+        _focused(rescore_budget=-1)
