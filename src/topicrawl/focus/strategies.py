@@ -655,9 +655,9 @@ class FocusedStrategy(_Scoring):
         if not budget or len(waiting) <= budget:
             return waiting
         start = self._rescore_from % len(waiting)
-        turn = (waiting[start:] + waiting[:start])[:budget]
         self._rescore_from = start + budget
-        return turn
+        turn = waiting[start : start + budget]
+        return turn + waiting[: budget - len(turn)]  # wrapping round to the oldest
 
     def _document_weight(self, *, relevant: bool) -> float:
         o = self.focused
