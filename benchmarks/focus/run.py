@@ -69,6 +69,7 @@ PYTHON_ROOT = "http://127.0.0.12:8080/index.html"
 
 CONCURRENCY = 1
 PAGES_IN_HAND = 0  # 0: as many as CONCURRENCY
+PARSE_WORKERS = 0  # parse (and count page terms) on the event loop: every crawl the same
 """Requests in flight. One makes a crawl's fetch order the strategy's own and the same on
 every run (the strategies' random choices are seeded), so strategies and settings compare
 exactly. With 2 in flight (sessions 3-4) the order depends on which response comes first:
@@ -139,7 +140,7 @@ def settings_for(
         # strategies, and the rule under which every recorded number was measured (bfs would
         # get 1.5x by default; --pages-in-hand sets it for all).
         pages_in_hand=PAGES_IN_HAND or CONCURRENCY,
-        parse_workers=0,
+        parse_workers=PARSE_WORKERS,
         politeness={"per_host": CONCURRENCY, "delay": 0.0},
         frontier={"kind": "memory"},
         fetch={"timeout": 10.0, "backoff_base": 0.05, "backoff_max": 1.0},
@@ -476,7 +477,7 @@ def _gm(ratios: Sequence[float | None]) -> str:
 
 
 async def main(argv: Sequence[str] | None = None) -> None:
-    global CONCURRENCY, PAGES_IN_HAND  # noqa: PLW0603 - one setting for every crawl of the run
+    global CONCURRENCY, PAGES_IN_HAND, PARSE_WORKERS  # noqa: PLW0603 - one setting for every crawl
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sites", default="java,python,demo")
     parser.add_argument("--java-budget", type=int, default=1500)
@@ -486,6 +487,13 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY)
     parser.add_argument(
         "--pages-in-hand", type=int, default=0, help="URLs in hand (default: --concurrency)"
+    )
+    parser.add_argument(
+        "--parse-workers",
+        type=int,
+        default=PARSE_WORKERS,
+        help="parse worker processes, which also count each page's terms (default 0: both on "
+        "the event loop; with 1 in flight the crawls are the same either way)",
     )
     parser.add_argument(
         "--first-keyword",
@@ -508,6 +516,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
             STRATEGIES[key][1][name.strip()] = json.loads(value)
     CONCURRENCY = args.concurrency
     PAGES_IN_HAND = args.pages_in_hand
+    PARSE_WORKERS = args.parse_workers
     sites = args.sites.split(",")
     strategies = [s for s in args.strategies.split(",") if s]
     wanted = set(filter(None, args.topics.split(",")))

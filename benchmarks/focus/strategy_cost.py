@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,7 +46,7 @@ def _timed(cls: type, name: str, spent: dict[str, list[float]]) -> None:
     setattr(cls, name, wrapper)
 
 
-async def one_crawl(pages: int) -> dict[str, float]:
+async def one_crawl(pages: int, *, concurrency: int = 4, workers: int = -1) -> dict[str, float]:
     from topicrawl.core.config import CrawlSettings  # noqa: PLC0415 - after --src is on the path
     from topicrawl.engine import open_crawl  # noqa: PLC0415
     from topicrawl.focus.strategies import FocusedStrategy  # noqa: PLC0415
@@ -60,22 +61,28 @@ async def one_crawl(pages: int) -> dict[str, float]:
             topics=(TOPIC,),
             strategy="focused",
             max_pages=pages,
-            concurrency=4,
-            pages_in_hand=4,
-            politeness={"per_host": 4, "delay": 0.0},
+            concurrency=concurrency,
+            pages_in_hand=concurrency,
+            parse_workers=workers,
+            politeness={"per_host": concurrency, "delay": 0.0},
             frontier={"kind": "memory"},
             storage={"url": str(Path(workdir) / "crawl.db")},
         )
         started = time.perf_counter()
+        cpu_started = time.process_time()
         async with open_crawl(settings) as crawler:
             stats = await crawler.run()
             strategy = crawler._strategy  # a benchmark looks inside
             waiting.append(len(getattr(strategy, "waiting", ())))
         seconds = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     rescores = spent["_rescore_waiting"]
     return {
         "pages": stats.pages,
         "seconds": seconds,
+        "cpu": cpu,
+        "workers_cpu": children.ru_utime + children.ru_stime,
         "on_page": sum(spent["on_page"]),
         "updates": len(spent["_update_topic"]),
         "update": sum(spent["_update_topic"]),
@@ -89,18 +96,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=4, help="requests (and pages) in hand")
+    parser.add_argument(
+        "--parse-workers", type=int, default=-1, help="parse worker processes (-1: the default)"
+    )
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the code to run")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         sys.path.insert(0, str(args.src))
-        print(json.dumps(asyncio.run(one_crawl(args.pages))))
+        crawl = one_crawl(args.pages, concurrency=args.concurrency, workers=args.parse_workers)
+        print(json.dumps(asyncio.run(crawl)))
         return
     env = {**os.environ, "PYTHONPATH": str(args.src)}
     runs = []
     for round_ in range(args.repeat):
         out = subprocess.run(
-            [sys.executable, __file__, "--one", "--pages", str(args.pages), "--src", str(args.src)],
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                f"--pages={args.pages}",
+                f"--src={args.src}",
+                f"--concurrency={args.concurrency}",
+                f"--parse-workers={args.parse_workers}",
+            ],
             check=True,
             capture_output=True,
             text=True,
@@ -109,7 +129,8 @@ def main() -> None:
         run = json.loads(out.strip().splitlines()[-1])
         runs.append(run)
         print(
-            f"round {round_ + 1}: {run['pages']:.0f} pages in {run['seconds']:.1f} s, "
+            f"round {round_ + 1}: {run['pages']:.0f} pages in {run['seconds']:.1f} s "
+            f"(CPU: crawl {run['cpu']:.1f} s, parse workers {run['workers_cpu']:.1f} s), "
             f"on_page {run['on_page']:.1f} s ({1000 * run['on_page'] / run['pages']:.2f} ms a "
             f"page), {run['updates']:.0f} topic updates {run['update']:.2f} s, re-scoring "
             f"{run['rescore']:.2f} s ({run['rescore_mean_ms']:.0f} ms each, "
@@ -120,7 +141,7 @@ def main() -> None:
     print(
         ", ".join(
             f"{key} {statistics.median(r[key] for r in runs):.2f}"
-            for key in ("seconds", "on_page", "rescore", "rescore_mean_ms")
+            for key in ("seconds", "cpu", "workers_cpu", "on_page", "rescore", "rescore_mean_ms")
         )
     )
 

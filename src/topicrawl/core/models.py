@@ -150,6 +150,9 @@ class Page:
     the same content hash, if any. ``relevance`` is filled in by the strategy, when it scores
     pages. ``score`` and ``reasons`` are those of the request the page was fetched for (so a
     strategy can read what the page inherited from its parent in ``reasons["inherited"]``).
+    ``terms`` are the page's term counts by the strategy's own analyzer, when the engine's
+    parse worker counted them (see :class:`~topicrawl.core.protocols.Strategy`); they are
+    not stored.
     """
 
     url: str
@@ -175,6 +178,7 @@ class Page:
     encoding: str | None = None
     redirects: tuple[str, ...] = ()
     noindex: bool = False
+    terms: Mapping[str, int] | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

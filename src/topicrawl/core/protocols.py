@@ -14,7 +14,15 @@ from typing import Protocol, runtime_checkable
 
 from topicrawl.core.models import FetchFailure, Lease, Page, Request, Response, StrategyResult
 
-__all__ = ["Fetcher", "Frontier", "KnownUrls", "Source", "Storage", "Strategy"]
+__all__ = [
+    "Fetcher",
+    "Frontier",
+    "KnownUrls",
+    "Source",
+    "Storage",
+    "Strategy",
+    "TextAnalyzer",
+]
 
 
 @runtime_checkable
@@ -97,6 +105,16 @@ class KnownUrls(Protocol):
         ...
 
 
+class TextAnalyzer(Protocol):
+    """Counts the terms of a page's title and text, as a strategy's own scorer would.
+
+    It must pickle, and unpickle in a process that imports only what the pickle names: the
+    engine sends it to its parse worker processes, which count each page's terms there.
+    """
+
+    def __call__(self, title: str, text: str) -> Mapping[str, int]: ...
+
+
 class Strategy(Protocol):
     """A crawl policy: sees events, returns scored requests. Pure: no I/O.
 
@@ -108,6 +126,12 @@ class Strategy(Protocol):
     model's inference) may say so with a true ``runs_in_thread`` (read on every page): the
     engine then runs ``on_page`` in a worker thread, so the event loop goes on fetching,
     parsing and storing meanwhile, and never calls two of the strategy's methods at once.
+
+    A strategy that counts the terms of every page may offer the counting as ``analyzer``
+    (a :class:`TextAnalyzer`, read once before the crawl): the engine's parse workers then
+    count each page's terms off the event loop and hand them to ``on_page`` as
+    ``page.terms``. ``page.terms`` is None when the page was parsed on the event loop or the
+    analyzer failed on it; the strategy then counts the page itself.
     """
 
     name: str

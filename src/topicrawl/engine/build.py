@@ -216,7 +216,7 @@ async def open_crawl(
     async with contextlib.AsyncExitStack() as stack:
         workers = settings.parse_workers
         workers = default_parse_workers() if workers < 0 else workers
-        parser = PageParser(workers=workers)
+        parser = PageParser(workers=workers, analyzer=getattr(strategy, "analyzer", None))
         stack.push_async_callback(parser.close)
         await parser.start()
         await storage.open()

@@ -201,6 +201,10 @@ class Crawler:
         return self._frontier
 
     @property
+    def strategy(self) -> Strategy:
+        return self._strategy
+
+    @property
     def storage(self) -> Storage:
         return self._storage
 
@@ -415,6 +419,7 @@ class Crawler:
             encoding=response.encoding or document.encoding,
             redirects=response.redirects,
             noindex=parsed.noindex,
+            terms=document.terms,
         )
 
     async def _keep(self, lease: Lease, page: Page, response: Response) -> None:

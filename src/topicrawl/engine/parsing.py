@@ -29,6 +29,11 @@ markup can cost there, with no time limit on the event loop: at 32 KB, 22 ms for
 quadratic unclosed-inline pattern and 47 ms for 6,500 nested divs (at 64 KB: 100 and 192 ms,
 which is why the cap is 32 KB; the crawl was as fast either way).
 
+Given the strategy's text analyzer, each worker also counts the terms of every page it
+parses (see :class:`topicrawl.core.protocols.TextAnalyzer`): for a focused crawl that is
+half the strategy's cost per page, otherwise paid on the event loop. A page parsed on the
+event loop comes without counts (the strategy counts it there, as it would anyway).
+
 A worker that dies by itself, or answers with a frame that cannot be read, is replaced the
 same way. Only the page it was working on is suspect: a page that was at the head of two
 workers that died fails as a parse error; pages merely queued behind it are never failed
@@ -49,7 +54,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from topicrawl.core.models import Response
-from topicrawl.parse.worker import ParsedDocument, parse_body, request_frame, unpack
+from topicrawl.core.protocols import TextAnalyzer
+from topicrawl.parse.worker import (
+    ParsedDocument,
+    analyzer_frame,
+    parse_body,
+    request_frame,
+    unpack,
+)
 
 __all__ = ["PageParser", "ParsedDocument", "default_parse_workers", "parse_body"]
 
@@ -103,6 +115,7 @@ class PageParser:
         inline_max_bytes: the largest body parsed on the event loop while every worker is on
             a big page (0: never).
         big_page_bytes: the body size from which a page counts as big.
+        analyzer: counts each page's terms in the workers (``ParsedDocument.terms``).
     """
 
     def __init__(
@@ -114,6 +127,7 @@ class PageParser:
         inline_max_bytes: int = 32_768,
         big_page_bytes: int = 500_000,
         command: Sequence[str] | None = None,
+        analyzer: TextAnalyzer | None = None,
     ) -> None:
         if workers < 0:
             raise ValueError(f"workers must be >= 0, got {workers}")
@@ -125,6 +139,8 @@ class PageParser:
         self._budget = max_pending_bytes
         self._inline_max = inline_max_bytes
         self._big_page = big_page_bytes
+        # Pickled once here, so an analyzer that cannot be pickled fails the crawl's set-up.
+        self._analyzer = analyzer_frame(analyzer) if analyzer is not None and workers else None
         self.parsed_inline = 0  # pages parsed on the event loop while the workers were blocked
         self._pending_bytes = 0
         self._room = asyncio.Condition()
@@ -233,6 +249,9 @@ class PageParser:
         )
         worker = _Worker(process=process)
         worker.reader = asyncio.create_task(self._read(worker))
+        if self._analyzer is not None:
+            assert process.stdin is not None
+            process.stdin.writelines(self._analyzer)
         return worker
 
     def _submit(self, worker: _Worker, job: int, entry: _Job) -> None:

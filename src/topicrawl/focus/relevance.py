@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.models import Page
+from topicrawl.core.protocols import TextAnalyzer
 from topicrawl.text.tokenize import Tokenizer
 from topicrawl.text.vectors import SparseVector, TfidfModel, Vocabulary, cosine, norm
 
@@ -204,6 +205,8 @@ class TopicScorer:
         user_words: extra words the tokenizer must not split (Chinese keyword phrases of the
             topics are added automatically).
         tokenizer: use this tokenizer instead of building one (``user_words`` is then ignored).
+        analyzer: counts a page's terms as ``tokenizer`` would (the engine runs it in its
+            parse workers); only with it are a page's ``terms`` used instead of its text.
         description_weight: initial weight of terms that appear only in a topic's description.
         stem: fold English plurals.
     """
@@ -214,6 +217,7 @@ class TopicScorer:
         topics: Sequence[TopicProfile],
         user_words: Iterable[str] = (),
         tokenizer: Tokenizer | None = None,
+        analyzer: TextAnalyzer | None = None,
         description_weight: float = 0.5,
         stem: bool = True,
     ) -> None:
@@ -222,6 +226,7 @@ class TopicScorer:
         self.tokenizer = tokenizer or Tokenizer(
             user_words=[*user_words, *unsplittable_keywords(topics)], stem=stem
         )
+        self.analyzer = analyzer
         self.model = TfidfModel()
         vocabulary = self.model.vocabulary
         self.topics = tuple(
@@ -246,9 +251,18 @@ class TopicScorer:
         self._terms: frozenset[int] = frozenset()
         self._terms_key: tuple[int, ...] | None = None
 
-    def page_terms(self, page: Page) -> Counter[int]:
-        """The term counts of a page's title and text (new terms join the vocabulary)."""
-        return self.model.counts(self.tokenizer.tokens(f"{page.title}\n{page.text}"))
+    def page_terms(self, page: Page, *, title_weight: int = 1) -> Counter[int]:
+        """The term counts of a page's title and text (new terms join the vocabulary), the
+        title's counted ``title_weight`` times: the text's are those the engine's parse
+        worker counted with :attr:`analyzer`, if it did."""
+        if page.terms is not None and self.analyzer is not None:
+            counts = self.model.counts_of(page.terms)
+        else:
+            counts = self.model.counts(self.tokenizer.tokens(f"{page.title}\n{page.text}"))
+        if title_weight > 1:
+            for term_id, count in self.model.counts(self.tokenizer.tokens(page.title)).items():
+                counts[term_id] += count * (title_weight - 1)
+        return counts
 
     def page_vector(self, page: Page, *, learn: bool) -> SparseVector:
         """The TF-IDF vector of a page's title and text; ``learn`` first adds it to the

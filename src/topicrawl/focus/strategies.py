@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.lazy import LazyModule
 from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyResult
-from topicrawl.core.protocols import Strategy
+from topicrawl.core.protocols import Strategy, TextAnalyzer
 from topicrawl.focus.evolve import update_topic
 from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
 from topicrawl.focus.links import (
@@ -47,7 +47,7 @@ from topicrawl.focus.relevance import (
     unsplittable_keywords,
 )
 from topicrawl.focus.state import LearnedState, TopicHistory
-from topicrawl.focus.stemming import make_tokenizer
+from topicrawl.focus.stemming import PageTerms
 from topicrawl.focus.threshold import ThresholdController, judge_all, sample_precision
 from topicrawl.text.vectors import SparseVector, cosine
 
@@ -80,9 +80,11 @@ def _host_of(page: Page) -> str:
 
 def _scorer(topics: Sequence[TopicProfile], options: StrategyOptions) -> TopicScorer:
     user_words = [*options.user_words, *unsplittable_keywords(topics)]
+    analyzer = PageTerms(stemmer=options.stemmer, user_words=user_words, stem=options.stem)
     return TopicScorer(
         topics=topics,
-        tokenizer=make_tokenizer(options.stemmer, user_words=user_words, stem=options.stem),
+        tokenizer=analyzer.tokenizer,
+        analyzer=analyzer,
         description_weight=options.description_weight,
     )
 
@@ -111,6 +113,13 @@ class _Base:
     def on_idle(self, limit: int) -> Iterable[Request]:
         """Nothing is held back by default."""
         return ()
+
+    @property
+    def analyzer(self) -> TextAnalyzer | None:
+        """What counts a page's terms for this strategy's scorer (the engine's parse workers
+        run it), or None when pages are not scored."""
+        scorer: TopicScorer | None = getattr(self, "scorer", None)
+        return scorer.analyzer if scorer is not None else None
 
     def _links(self, page: Page) -> Iterator[Link]:
         """Followable links, each URL once, never the page itself."""

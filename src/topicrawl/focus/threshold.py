@@ -217,10 +217,7 @@ class ProfileJudge:
 
     def score(self, page: Page) -> float:
         """The judge's score of ``page`` (best over the topics)."""
-        tokens = self._scorer.tokenizer.tokens
-        title = tokens(page.title)
-        body = tokens(page.text)
-        counts = self._scorer.model.counts([*title * self._title_weight, *body])
+        counts = self._scorer.page_terms(page, title_weight=self._title_weight)
         vector = self._scorer.model.weigh(counts)
         best = 0.0
         for topic in self._scorer.topics:

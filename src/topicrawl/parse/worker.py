@@ -13,6 +13,13 @@ the way to the pipe. A reply is a 4-byte big-endian length and a pickle of
 :func:`pack`'s plain-tuple form: unpickling hundreds of link objects costs the event loop
 several times more than unpickling tuples and building the links there. The pipes only
 carry data this crawler's own processes wrote, so unpickling them is safe.
+
+A worker may also count each page's terms for the crawl's strategy (its
+:class:`~topicrawl.core.protocols.TextAnalyzer`), the other large per-page cost of a focused
+crawl: a request with job number :data:`ANALYZER_JOB` carries the pickled analyzer as its
+body and gets no reply; from then on every reply's ``packed`` ends with the page's term
+counts. An analyzer that cannot be loaded, or that fails on a page, leaves the counts out
+(``None``): the strategy then counts the page itself, so nothing is lost but time.
 """
 
 from __future__ import annotations
@@ -21,18 +28,25 @@ import gc
 import pickle
 import struct
 import sys
-from typing import BinaryIO, NamedTuple, cast
+import traceback
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
 
 from topicrawl.core.models import Link, ParsedPage
 from topicrawl.parse.charset import decode_body
 from topicrawl.parse.content import content_hash_of_lines
 from topicrawl.parse.html import parse_html
 
+if TYPE_CHECKING:
+    from topicrawl.core.protocols import TextAnalyzer
+
 __all__ = [
+    "ANALYZER_JOB",
     "HEADER",
     "REQUEST_HEAD",
     "Packed",
     "ParsedDocument",
+    "analyzer_frame",
     "pack",
     "parse_body",
     "read_frame",
@@ -49,8 +63,11 @@ REQUEST_HEAD = struct.Struct(">II")  # a request's pickled part's length, its bo
 # loop's write buffer while the worker drains the pipe 64 KiB at a time.
 _PIPE_BYTES = 1 << 20
 _F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ, which Python 3.11's fcntl names only on Linux
+ANALYZER_JOB = -1
+"""The job number of a request that gives the worker its text analyzer (no reply)."""
 
-# What pack() makes: ParsedPage's fields with links as plain tuples, then digest and encoding.
+# What pack() makes: ParsedPage's fields with links as plain tuples, then digest, encoding
+# and term counts.
 _PackedLinks = tuple[tuple[str, str, int, str, bool], ...]
 Packed = tuple[
     str,
@@ -62,22 +79,33 @@ Packed = tuple[
     bool,
     str | None,
     str | None,
+    Mapping[str, int] | None,
 ]
 
 
 class ParsedDocument(NamedTuple):
-    """A parsed document: the page, the hash of its normalised text, the encoding it used."""
+    """A parsed document: the page, the hash of its normalised text, the encoding it used,
+    and its term counts when an analyzer counted them."""
 
     page: ParsedPage
     digest: str | None
     encoding: str | None
+    terms: Mapping[str, int] | None = None
 
 
-def parse_body(body: bytes | str, url: str, *, charset: str | None = None) -> ParsedDocument:
-    """Decode (unless ``body`` is text already), parse and hash one HTML document.
+def parse_body(
+    body: bytes | str,
+    url: str,
+    *,
+    charset: str | None = None,
+    analyzer: TextAnalyzer | None = None,
+) -> ParsedDocument:
+    """Decode (unless ``body`` is text already), parse and hash one HTML document, and count
+    its terms with ``analyzer`` if one is given.
 
     ``charset`` is what the response header declared; the decoder checks it (BOM, header,
-    ``<meta>``, then detection), so a wrong declaration never garbles the text.
+    ``<meta>``, then detection), so a wrong declaration never garbles the text. An analyzer
+    that fails leaves ``terms`` None (the error goes to stderr): the page itself is fine.
     """
     if isinstance(body, str):
         html, encoding = body, None
@@ -96,7 +124,13 @@ def parse_body(body: bytes | str, url: str, *, charset: str | None = None) -> Pa
             gc.enable()
     # parse_html's text is lines of single-spaced words, which content_hash_of_lines needs.
     digest = content_hash_of_lines(page.text) if page.text else None
-    return ParsedDocument(page, digest, encoding)
+    terms = None
+    if analyzer is not None:
+        try:
+            terms = analyzer(page.title, page.text)
+        except Exception:  # any analyzer bug: the strategy counts the page itself
+            traceback.print_exc(file=sys.stderr)
+    return ParsedDocument(page, digest, encoding, terms)
 
 
 def pack(doc: ParsedDocument) -> Packed:
@@ -109,7 +143,7 @@ def pack(doc: ParsedDocument) -> Packed:
 
 def unpack(packed: Packed) -> ParsedDocument:
     """The inverse of :func:`pack`."""
-    title, text, links, lang, canonical, noindex, nofollow, digest, encoding = packed
+    title, text, links, lang, canonical, noindex, nofollow, digest, encoding, terms = packed
     page = ParsedPage(
         title=title,
         text=text,
@@ -119,7 +153,7 @@ def unpack(packed: Packed) -> ParsedDocument:
         noindex=noindex,
         nofollow=nofollow,
     )
-    return ParsedDocument(page, digest, encoding)
+    return ParsedDocument(page, digest, encoding, terms)
 
 
 def request_frame(
@@ -131,6 +165,25 @@ def request_frame(
     raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
     fields = pickle.dumps((job, url, charset, is_text), protocol=pickle.HIGHEST_PROTOCOL)
     return REQUEST_HEAD.pack(len(fields), len(raw)) + fields, raw
+
+
+def analyzer_frame(analyzer: TextAnalyzer) -> tuple[bytes, bytes]:
+    """The request that gives a worker its text analyzer (head and body, as
+    :func:`request_frame`)."""
+    return request_frame(
+        ANALYZER_JOB, "", pickle.dumps(analyzer, protocol=pickle.HIGHEST_PROTOCOL), None
+    )
+
+
+def _load_analyzer(body: bytes | str) -> TextAnalyzer | None:
+    if isinstance(body, str):  # never sent as text: not an analyzer
+        return None
+    try:
+        analyzer = pickle.loads(body)  # noqa: S301 - our own parent wrote it
+    except Exception:  # e.g. a module missing here: pages go on without terms
+        traceback.print_exc(file=sys.stderr)
+        return None
+    return cast("TextAnalyzer", analyzer)
 
 
 def read_frame(stream: BinaryIO) -> tuple[int, str, bytes | str, str | None] | None:
@@ -171,10 +224,16 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
     """Answer parse requests until the input closes."""
     widen_pipe(inp.fileno())
     widen_pipe(out.fileno())
+    analyzer: TextAnalyzer | None = None
     while (frame := read_frame(inp)) is not None:
         job, url, body, charset = frame
+        if job == ANALYZER_JOB:
+            analyzer = _load_analyzer(body)
+            continue
         try:
-            result: object = (job, True, pack(parse_body(body, url, charset=charset)))
+            document = parse_body(body, url, charset=charset, analyzer=analyzer)
+            result: object = (job, True, pack(document))
+            del document
         except (ValueError, TypeError, UnicodeError, RecursionError, MemoryError) as exc:
             result = (job, False, f"{type(exc).__name__}: {exc}")
         del body, frame

@@ -101,6 +101,16 @@ class TfidfModel:
         """Term-id counts of a token sequence (new terms join the vocabulary)."""
         return Counter(map(self.vocabulary.id_of, tokens))
 
+    def counts_of(self, terms: Mapping[str, int]) -> Counter[int]:
+        """Term-id counts of term counts (new terms join the vocabulary): equal to
+        :meth:`counts` of the tokens ``terms`` counted, in the same order when ``terms`` is
+        in the order the terms first occur."""
+        counts: Counter[int] = Counter()
+        id_of = self.vocabulary.id_of
+        for term, count in terms.items():
+            counts[id_of(term)] += count  # += as terms past a full vocabulary share its OOV id
+        return counts
+
     def add_document(self, counts: Mapping[int, int], *, weight: float = 1.0) -> None:
         """Count one more document containing the terms of ``counts``, as ``weight`` of a
         document (0 leaves the counts as they are).

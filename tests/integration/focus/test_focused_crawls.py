@@ -4,7 +4,7 @@ kept in the database and continued on resume, and `topicrawl label` on a crawl d
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from topicrawl.cli.app import app
 from topicrawl.cli.label import learning_table
 from topicrawl.core.config import CrawlSettings
-from topicrawl.core.models import Page
+from topicrawl.core.models import Page, StrategyResult
 from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer
 from topicrawl.engine import open_crawl, open_storage, run_crawl
 from topicrawl.engine.learning import restore_learning
@@ -74,6 +74,58 @@ async def test_focused_finds_twice_the_on_topic_pages_of_bfs_in_the_same_budget(
                 if web.find(p.final_url) is not None and web.true_topic(p.final_url) == topic.id
             )
     assert found["focused"] >= 2 * found["bfs"] > 0, found
+
+
+class _TermsSeen:
+    """Wraps a strategy's ``on_page``, counting the pages that came with their terms."""
+
+    def __init__(self, on_page: Callable[[Page], StrategyResult]) -> None:
+        self._on_page = on_page
+        self.pages = 0
+        self.with_terms = 0
+
+    def __call__(self, page: Page) -> StrategyResult:
+        self.pages += 1
+        self.with_terms += page.terms is not None
+        return self._on_page(page)
+
+
+async def test_terms_counted_in_the_parse_worker_leave_the_crawl_unchanged(
+    server: DemoWebServer, tmp_path: Path
+) -> None:
+    """The worker's term counts (English and Chinese keywords, so jieba in the worker too)
+    must give every page the same relevance, and so the crawl the same fetch order,
+    as counting on the event loop. Both crawls are deterministic: one request in flight, no
+    politeness delay, robots.txt (a Crawl-delay, ready or not by the clock) not read."""
+    topic = TOPICS[1].keywords()
+    crawls = []
+    for workers in (0, 1):
+        db = tmp_path / f"workers-{workers}.db"
+        settings = _settings(
+            server,
+            db,
+            strategy="focused",
+            topics=(topic,),
+            max_pages=60,
+            concurrency=1,
+            parse_workers=workers,
+            politeness={"per_host": 1, "delay": 0.0, "obey_robots": False},
+            frontier={"kind": "memory"},
+            strategy_options={"update_every": 5},
+        )
+        async with open_crawl(settings) as crawler:
+            strategy = crawler.strategy
+            assert isinstance(strategy, FocusedStrategy)
+            seen = _TermsSeen(strategy.on_page)
+            strategy.on_page = seen  # type: ignore[method-assign]
+            await crawler.run()
+            updates = len(strategy.topics[0].history)
+        pages = await _pages(db)
+        crawls.append(([(p.url, p.relevance) for p in pages], updates))
+        assert len(pages) == 60
+        assert (seen.pages, seen.with_terms) == (60, 60 if workers else 0)
+    assert crawls[0] == crawls[1]
+    assert crawls[0][1] > 1  # the topic vector was updated, so learned terms were scored too
 
 
 async def test_learned_state_is_saved_and_a_resumed_crawl_continues_it(

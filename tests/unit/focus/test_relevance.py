@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import dataclasses
 import math
+import pickle
+from collections import Counter
 
 import pytest
 
@@ -8,7 +11,9 @@ from tests.pages import fetched_page
 from topicrawl.core.errors import ConfigError
 from topicrawl.focus import TopicProfile, TopicScorer, page_relevance, parse_topic, relevance
 from topicrawl.focus.relevance import topic_weights
+from topicrawl.focus.stemming import PageTerms
 from topicrawl.text import Tokenizer, Vocabulary
+from topicrawl.text.vectors import OOV, TfidfModel
 
 
 def test_parse_topic_reads_keywords_and_description() -> None:
@@ -170,3 +175,58 @@ def test_the_remembered_texts_are_bounded_in_characters(monkeypatch: pytest.Monk
     scorer.text_relevance(huge)
     scorer.text_relevance(huge)
     assert tokenizer.texts == [texts[0], huge, huge]
+
+
+def test_page_terms_pickle_as_their_settings_and_count_the_same() -> None:
+    analyzer = PageTerms(stemmer="snowball", user_words=["机器学习"], stem=True)
+    copy = pickle.loads(pickle.dumps(analyzer))
+    title, text = "Concurrent crawlers", "Concurrency: 机器学习 and crawling, concurrently."
+    assert copy(title, text) == analyzer(title, text)
+    assert list(copy(title, text)) == ["concurr", "crawler", "机器学习", "crawl"]
+
+
+def test_a_pages_terms_counted_elsewhere_replace_tokenizing_its_text() -> None:
+    analyzer = PageTerms(stemmer="snowball", user_words=[], stem=True)
+    scorer = TopicScorer(
+        topics=[parse_topic("comet")], tokenizer=analyzer.tokenizer, analyzer=analyzer
+    )
+    page = fetched_page("http://a.test/", "comets and tails", title="Comets")
+    tokenized = scorer.page_terms(page)
+    counted = scorer.page_terms(dataclasses.replace(page, terms=analyzer(page.title, page.text)))
+    assert counted == tokenized
+    assert list(counted) == list(tokenized)
+    # The counts are taken as given (the engine's worker made them with this analyzer) ...
+    vocabulary = scorer.model.vocabulary
+    given = scorer.page_terms(dataclasses.replace(page, terms={"comet": 5}))
+    assert given == {vocabulary.id_of("comet"): 5}
+    # ... but only by a scorer that has an analyzer: another's counts could differ.
+    plain = TopicScorer(topics=[parse_topic("comet")])
+    ids = plain.model.vocabulary
+    assert plain.page_terms(dataclasses.replace(page, terms={"comet": 5})) == {
+        ids.id_of("comet"): 2,
+        ids.id_of("tail"): 1,
+    }
+
+
+def test_counts_of_term_counts_equal_the_counts_of_the_tokens() -> None:
+    tokens = ["b", "a", "c", "b", "d", "a", "e", "b"]
+    for size in (100, 3):  # 3: "d" and "e" find the vocabulary full and share its OOV id
+        by_tokens = TfidfModel(vocabulary=Vocabulary(max_size=size)).counts(tokens)
+        by_terms = TfidfModel(vocabulary=Vocabulary(max_size=size)).counts_of(Counter(tokens))
+        assert by_terms == by_tokens
+        assert list(by_terms.items()) == list(by_tokens.items())
+    assert by_terms[OOV] == 2
+
+
+def test_a_weighted_title_counts_as_often_with_or_without_counted_terms() -> None:
+    analyzer = PageTerms(stemmer="snowball", user_words=[], stem=True)
+    page = fetched_page("http://a.test/", "Comets have tails; a tail of dust.", title="Comet tails")
+    expected = TopicScorer(topics=[parse_topic("comet")], tokenizer=analyzer.tokenizer)
+    tokens = analyzer.tokenizer.tokens
+    by_tokens = expected.model.counts([*tokens(page.title) * 3, *tokens(page.text)])
+    for terms in (None, analyzer(page.title, page.text)):
+        scorer = TopicScorer(
+            topics=[parse_topic("comet")], tokenizer=analyzer.tokenizer, analyzer=analyzer
+        )
+        counts = scorer.page_terms(dataclasses.replace(page, terms=terms), title_weight=3)
+        assert list(counts.items()) == list(by_tokens.items())
