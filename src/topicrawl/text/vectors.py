@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 __all__ = [
     "OOV",
@@ -58,6 +59,16 @@ class Vocabulary:
         self._terms.append(term)
         return term_id
 
+    def ids_of(self, terms: Sequence[str]) -> list[int]:
+        """``[id_of(term) for term in terms]``, new terms added in the order they come, with
+        one dictionary lookup a term when all are known (the common case)."""
+        ids = list(map(self._ids.get, terms))
+        if None not in ids:
+            return cast("list[int]", ids)
+        id_of = self.id_of
+        pairs = zip(ids, terms, strict=True)
+        return [id_of(term) if known is None else known for known, term in pairs]
+
     def get(self, term: str) -> int | None:
         """Return the id of ``term`` or ``None``, without adding it."""
         return self._ids.get(term)
@@ -99,16 +110,21 @@ class TfidfModel:
 
     def counts(self, tokens: Iterable[str]) -> Counter[int]:
         """Term-id counts of a token sequence (new terms join the vocabulary)."""
-        return Counter(map(self.vocabulary.id_of, tokens))
+        if not isinstance(tokens, Sequence):
+            tokens = list(tokens)
+        return Counter(self.vocabulary.ids_of(tokens))
 
     def counts_of(self, terms: Mapping[str, int]) -> Counter[int]:
         """Term-id counts of term counts (new terms join the vocabulary): equal to
         :meth:`counts` of the tokens ``terms`` counted, in the same order when ``terms`` is
         in the order the terms first occur."""
+        ids = self.vocabulary.ids_of(list(terms))
         counts: Counter[int] = Counter()
-        id_of = self.vocabulary.id_of
-        for term, count in terms.items():
-            counts[id_of(term)] += count  # += as terms past a full vocabulary share its OOV id
+        dict.update(counts, zip(ids, terms.values(), strict=True))
+        if len(counts) < len(ids):  # terms past a full vocabulary share its OOV id: add them up
+            counts.clear()
+            for term_id, count in zip(ids, terms.values(), strict=True):
+                counts[term_id] += count
         return counts
 
     def add_document(self, counts: Mapping[int, int], *, weight: float = 1.0) -> None:

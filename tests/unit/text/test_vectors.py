@@ -150,3 +150,17 @@ def test_cosine_of_non_negative_vectors_is_symmetric_and_in_unit_range(
     value = cosine(a, b)
     assert -1e-9 <= value <= 1 + 1e-9
     assert value == pytest.approx(cosine(b, a))
+
+
+def test_ids_of_gives_what_id_of_would_in_the_same_order() -> None:
+    terms = ["b", "a", "new", "b", "other", "new"]
+    for size in (100, 3):  # 3: the vocabulary fills up on "new"; "other" gets the OOV id
+        one_by_one, at_once = Vocabulary(max_size=size), Vocabulary(max_size=size)
+        for known in ("a", "b"):
+            one_by_one.id_of(known)
+            at_once.id_of(known)
+        assert at_once.ids_of(terms) == [one_by_one.id_of(term) for term in terms]
+        assert [at_once.term(i) for i in range(len(at_once))] == [
+            one_by_one.term(i) for i in range(len(one_by_one))
+        ]
+    assert at_once.ids_of(["other"]) == [OOV]
