@@ -129,8 +129,24 @@ def parse_body(
         try:
             terms = analyzer(page.title, page.text)
         except Exception:  # any analyzer bug: the strategy counts the page itself
-            traceback.print_exc(file=sys.stderr)
+            _report_analyzer_failure(url)
     return ParsedDocument(page, digest, encoding, terms)
+
+
+_analyzer_failures = 0
+
+
+def _report_analyzer_failure(url: str) -> None:
+    """The first failure's traceback goes to stderr, then a line at the 10th, 100th, ...: an
+    analyzer that fails on every page must not print a traceback a page."""
+    global _analyzer_failures  # noqa: PLW0603 - one count per process
+    _analyzer_failures += 1
+    count = _analyzer_failures
+    if count == 1:
+        print(f"the text analyzer failed on {url}:", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+    elif count == 10 ** (len(str(count)) - 1):
+        print(f"the text analyzer has failed on {count} pages (latest {url})", file=sys.stderr)
 
 
 def pack(doc: ParsedDocument) -> Packed:

@@ -12,6 +12,7 @@ from tests.unit.engine.analyzers import Unloadable, WordCounts
 from tests.unit.engine.responses import html_response
 from topicrawl.engine.parsing import PageParser, parse_body
 from topicrawl.focus.stemming import PageTerms
+from topicrawl.parse import worker
 
 PAGE = """<html><head><title>Machine learning crawlers</title></head><body>
 <p>Crawlers fetching pages: 机器学习让爬虫更聪明。 Crawling and crawled pages.</p>
@@ -95,3 +96,21 @@ async def test_pages_parsed_on_the_event_loop_come_without_terms() -> None:
 def test_an_analyzer_that_cannot_be_pickled_fails_at_set_up() -> None:
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
         PageParser(workers=1, analyzer=lambda title, text: Counter(text.split()))
+
+
+def test_a_failing_analyzer_reports_its_first_failure_and_then_only_counts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(worker, "_analyzer_failures", 0)
+    for i in range(120):
+        url = f"http://demo.test/{i}"
+        document = parse_body("<p>boom</p>", url, analyzer=WordCounts())
+        assert document.page.text == "boom"
+        assert document.terms is None
+    err = capsys.readouterr().err
+    assert err.count("Traceback") == 1
+    assert "the text analyzer failed on http://demo.test/0:" in err
+    assert "ValueError: this analyzer fails on 'boom'" in err
+    assert "has failed on 10 pages (latest http://demo.test/9)" in err
+    assert "has failed on 100 pages (latest http://demo.test/99)" in err
+    assert len(err.splitlines()) < 20
