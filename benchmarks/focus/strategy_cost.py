@@ -46,7 +46,9 @@ def _timed(cls: type, name: str, spent: dict[str, list[float]]) -> None:
     setattr(cls, name, wrapper)
 
 
-async def one_crawl(pages: int, *, concurrency: int = 4, workers: int = -1) -> dict[str, float]:
+async def one_crawl(
+    pages: int, *, concurrency: int = 4, workers: int = -1, topic: str = TOPIC
+) -> dict[str, float]:
     from topicrawl.core.config import CrawlSettings  # noqa: PLC0415 - after --src is on the path
     from topicrawl.engine import open_crawl  # noqa: PLC0415
     from topicrawl.focus.strategies import FocusedStrategy  # noqa: PLC0415
@@ -58,7 +60,7 @@ async def one_crawl(pages: int, *, concurrency: int = 4, workers: int = -1) -> d
     with tempfile.TemporaryDirectory() as workdir:
         settings = CrawlSettings(
             seeds=(SEED,),
-            topics=(TOPIC,),
+            topics=(topic,),
             strategy="focused",
             max_pages=pages,
             concurrency=concurrency,
@@ -100,12 +102,15 @@ def main() -> None:
     parser.add_argument(
         "--parse-workers", type=int, default=-1, help="parse worker processes (-1: the default)"
     )
+    parser.add_argument("--topic", default=TOPIC, help="the topic's keywords")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the code to run")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         sys.path.insert(0, str(args.src))
-        crawl = one_crawl(args.pages, concurrency=args.concurrency, workers=args.parse_workers)
+        crawl = one_crawl(
+            args.pages, concurrency=args.concurrency, workers=args.parse_workers, topic=args.topic
+        )
         print(json.dumps(asyncio.run(crawl)))
         return
     env = {**os.environ, "PYTHONPATH": str(args.src)}
@@ -120,6 +125,7 @@ def main() -> None:
                 f"--src={args.src}",
                 f"--concurrency={args.concurrency}",
                 f"--parse-workers={args.parse_workers}",
+                f"--topic={args.topic}",
             ],
             check=True,
             capture_output=True,

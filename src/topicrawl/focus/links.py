@@ -3,6 +3,7 @@ the bounded pool of links held back under the threshold."""
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import re
@@ -10,6 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from topicrawl.core.models import Link, Request
+from topicrawl.focus.families import URL_MEMO, URL_MEMO_CHARS
 
 __all__ = [
     "CandidatePool",
@@ -84,18 +86,24 @@ def url_words(url: str) -> str:
     ``http://h/api/java/util/concurrent/ReentrantLock.html`` ->
     ``"api java util concurrent Reentrant Lock"``.
     """
-    return _file_words(_url_path(url))
+    return url_word_pair(url)[0]
 
 
 def url_directory_words(url: str) -> str:
     """The words of the directories of a URL's path, without its last segment (the file):
     ``http://h/api/java/util/concurrent/ReentrantLock.html`` -> ``"api java util concurrent"``.
     """
-    return _directory_words(_url_path(url))
+    return url_word_pair(url)[1]
 
 
 def url_word_pair(url: str) -> tuple[str, str]:
-    """:func:`url_words` and :func:`url_directory_words` of ``url``, its path read once."""
+    """:func:`url_words` and :func:`url_directory_words` of ``url``, its path read once
+    (remembered for the most recent URLs, see :data:`~topicrawl.focus.families.URL_MEMO`)."""
+    return _url_word_pair(url) if len(url) <= URL_MEMO_CHARS else _url_word_pair.__wrapped__(url)
+
+
+@functools.lru_cache(maxsize=URL_MEMO)
+def _url_word_pair(url: str) -> tuple[str, str]:
     path = _url_path(url)
     return _file_words(path), _directory_words(path)
 

@@ -115,3 +115,26 @@ def test_url_directories_stop_counting_new_ones_at_capacity() -> None:
     directories.observe("http://h/c/1", 1.0)
     assert directories.factor("http://h/a/x") == pytest.approx((0 + 1 / 3) / 2 / (1 / 3))
     assert directories.factor("http://h/b/x") == 1.0
+
+
+def test_remembered_url_groups_are_the_computed_ones_and_long_urls_are_not_kept() -> None:
+    from topicrawl.focus import families  # noqa: PLC0415 - its private caches are under test
+
+    urls = [
+        "http://H/lib/asyncio-task.html",
+        "http://h/cooking/1022.html",
+        "http://h/",
+        "http://[::1/x.html",  # cannot be split
+        "http://h/" + "a/" * 300 + "Page.html",  # longer than URL_MEMO_CHARS
+    ]
+    for group, compute in (
+        (families.family_of, families._family_of.__wrapped__),
+        (families.directory_of, families._directory_of.__wrapped__),
+    ):
+        assert [group(url) for url in urls] == [compute(url) for url in urls]
+        assert [group(url) for url in urls] == [compute(url) for url in urls]  # remembered
+    kept = families._family_of.cache_info().currsize
+    family_of("http://h/" + "b/" * 300 + "Other.html")
+    assert families._family_of.cache_info().currsize == kept
+    family_of("http://h/b/Other.html")
+    assert families._family_of.cache_info().currsize == min(kept + 1, families.URL_MEMO)

@@ -300,3 +300,21 @@ def test_a_variant_of_a_known_template_block_is_template_at_once() -> None:
     exact.observe("docs", {0: nav}, {0: 5})
     exact.observe("docs", {0: nav}, {0: 5})
     assert exact.observe("docs", {0: "Overview | Use | Tree | Help"}, {0: 4}) == set()
+
+
+def test_remembered_url_words_are_the_computed_ones() -> None:
+    from topicrawl.focus import links  # noqa: PLC0415 - its private cache is under test
+
+    urls = [
+        "http://h/api/java/util/concurrent/ReentrantLock.html",
+        "http://h/lib/asyncio-task.html?x=1",
+        "http://[::1/x.html",
+        "http://h/" + "Dir/" * 200 + "LongName.html",  # longer than URL_MEMO_CHARS: not kept
+    ]
+    computed = [links._url_word_pair.__wrapped__(url) for url in urls]
+    assert [url_word_pair(url) for url in urls] == computed
+    assert [url_word_pair(url) for url in urls] == computed
+    assert [url_words(url) for url in urls] == [words for words, _ in computed]
+    kept = links._url_word_pair.cache_info().currsize
+    url_word_pair("http://h/" + "Other/" * 200 + "Name.html")
+    assert links._url_word_pair.cache_info().currsize == kept
