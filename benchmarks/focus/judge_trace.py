@@ -43,7 +43,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
                 )
                 async with open_crawl(settings) as crawler:
                     await crawler.run()
-                    strategy = crawler._strategy  # a diagnostic: the engine keeps it private
+                    strategy = crawler.strategy
                 assert isinstance(strategy, FocusedStrategy)
                 precisions = " ".join(f"{p:.1f}" for p in strategy.controller.precisions)
                 print(

@@ -74,7 +74,7 @@ async def one_crawl(
         cpu_started = time.process_time()
         async with open_crawl(settings) as crawler:
             stats = await crawler.run()
-            strategy = crawler._strategy  # a benchmark looks inside
+            strategy = crawler.strategy
             waiting.append(len(getattr(strategy, "waiting", ())))
         seconds = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
