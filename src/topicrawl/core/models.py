@@ -13,6 +13,7 @@ __all__ = [
     "CrawlStats",
     "ErrorKind",
     "FetchFailure",
+    "HeldHost",
     "Lease",
     "Link",
     "Page",
@@ -36,6 +37,7 @@ class ErrorKind(enum.StrEnum):
     HTTP_SERVER = "http_5xx"
     BLOCKED = "blocked"
     ROBOTS = "robots"
+    HOST_HELD = "host_held"  # not fetched: its host was held (robots.txt unreadable, long wait)
     OUT_OF_SCOPE = "out_of_scope"
     REDIRECT_LOOP = "redirect_loop"
     TOO_MANY_REDIRECTS = "too_many_redirects"
@@ -211,6 +213,15 @@ class StrategyResult:
     template); the frontier re-files those still queued."""
 
 
+@dataclass(frozen=True, slots=True)
+class HeldHost:
+    """A host the crawl holds back until ``until`` (seconds since the epoch), and why."""
+
+    host: str
+    reason: str
+    until: float
+
+
 @dataclass(slots=True)
 class CrawlStats:
     """Running counters of one crawl; mutable because the engine updates it in place."""
@@ -223,6 +234,8 @@ class CrawlStats:
     bytes: int = 0
     started_at: float = 0.0
     finished_at: float = 0.0
+    held: dict[str, HeldHost] = field(default_factory=dict)
+    """Hosts held back now (or, after the crawl, those whose URLs were left queued)."""
 
     @property
     def error_count(self) -> int:

@@ -24,7 +24,7 @@ import operator
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from topicrawl.core.errors import BlockedError, FetchError, StorageError
 from topicrawl.core.models import (
@@ -38,6 +38,8 @@ from topicrawl.core.models import (
     StrategyResult,
 )
 from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
+from topicrawl.engine.admission import Admission
+from topicrawl.engine.held import HeldHosts, describe
 from topicrawl.engine.slots import RequestSlots
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
@@ -84,12 +86,27 @@ class CrawlLimits:
     checkpoint_interval: float = 1.0
     max_held_bytes: int = 32_000_000
     shared_storage: bool = False
+    hold_patience: float = 60.0
+    """Seconds of a host's hold (robots.txt unreadable, a server's long wait) the crawl waits
+    out when nothing else is left; a longer hold ends the crawl (see engine.held)."""
 
 
 class CrawlDelays(Protocol):
     """Where a host's robots.txt Crawl-delay comes from."""
 
     async def crawl_delay(self, url: str) -> float | None: ...
+
+
+@runtime_checkable
+class HostHolds(Protocol):
+    """A frontier that can pause a host and count and list its queued URLs (the in-process
+    frontiers); with another one a held host keeps the crawl waiting."""
+
+    async def pause_host(self, host: str, seconds: float) -> None: ...
+
+    async def queued_in(self, hosts: Iterable[str]) -> int: ...
+
+    async def queued_requests(self, host: str) -> list[Request]: ...
 
 
 class HostPolicy:
@@ -120,6 +137,11 @@ class HostPolicy:
         if delay is not None and delay > self._min_delay:
             self._configured[host] = delay
             await frontier.set_host_delay(host, delay)
+
+    def problem(self, url: str) -> str | None:
+        """Why the URL's host robots.txt cannot be read, when the source can tell."""
+        problem = getattr(self._delays, "problem", None)
+        return None if problem is None else problem(url)
 
     def floor(self, host: str) -> float:
         """The least delay a host may get: the crawl's own, or its robots.txt Crawl-delay."""
@@ -176,9 +198,9 @@ class Crawler:
         self._started_pages = 0
         self._in_progress = 0
         self._blocked: dict[str, int] = {}
-        # Pages reached through a redirect, so their own URL is not queued again. Kept in
-        # memory only: after a resume such a page may be fetched once more.
-        self._redirect_targets: set[str] = set()
+        self._admission = Admission(scope=scope, max_depth=limits.max_depth)
+        self._held = HeldHosts(patience=limits.hold_patience)
+        self._holds = frontier if isinstance(frontier, HostHolds) else None
         self._checkpointing = False
         self._held_acks: list[Lease] = []
         self._hold_acks = frontier.durable  # see the module doc
@@ -212,18 +234,38 @@ class Crawler:
     def run_id(self) -> int:
         return self._run_id
 
+    @property
+    def admission(self) -> Admission:
+        """The check every queued request passes (and its counts of refusals)."""
+        return self._admission
+
     def stop(self) -> None:
         """Stop taking new URLs; the ones in flight finish and are stored."""
         self._stopping.set()
         self._wakeup.set()
 
     async def seed(self, requests: Iterable[Request]) -> int:
-        """Queue start requests (already-seen URLs are ignored, so resuming is safe)."""
+        """Queue start requests (already-seen URLs are ignored, so resuming is safe).
+
+        A start request the admission refuses (too long, out of scope) is logged as a warning
+        and recorded as a failure: a user gave it and must hear why it was not crawled.
+        """
         async with self._strategy_turn():
-            scored = [r for r in self._strategy.seeds(requests) if self._scope.allows(r.url)]
-        added = await self._frontier.push(scored)
+            scored = list(self._strategy.seeds(requests))
+        kept, refused = self._admission.sort(scored)
+        for out in refused:
+            log.warning("start URL not crawled: %s: %s", out.request.url[:200], out.message)
+            await self._record(out.request, out.refusal.kind, out.message)
+        return await self._push(kept)
+
+    async def _push(self, requests: Sequence[Request]) -> int:
+        """Queue requests the admission has let through."""
+        if not requests:
+            return 0
+        added = await self._frontier.push(requests)
         self.stats.queued += added
-        self._wakeup.set()
+        if added:
+            self._wakeup.set()
         return added
 
     async def run(self) -> CrawlStats:
@@ -275,8 +317,10 @@ class Crawler:
                 if await self._finished():
                     if await self._revive():
                         continue
+                    await self._leave_held()
                     self.stop()
                     return
+                self._show_holds()
                 wait = await self._frontier.next_ready_in()
                 await self._wait(0.5 if wait is None else min(max(wait, 0.001), 0.5))
                 continue
@@ -292,9 +336,51 @@ class Crawler:
                 self._wakeup.set()
 
     async def _finished(self) -> bool:
+        """Nothing in hand or leased, and nothing queued but URLs of hosts held longer than
+        the crawl waits (see engine.held)."""
         if self._in_progress or await self._frontier.in_flight():
             return False
-        return await self._frontier.queued() == 0
+        queued = await self._frontier.queued()
+        if queued == 0:
+            return True
+        lasting = self._held.lasting(self._clock())
+        if not lasting or self._holds is None:
+            return False
+        return queued == await self._holds.queued_in(h.host for h in lasting)
+
+    async def _leave_held(self) -> None:
+        """The crawl ends with only held hosts' URLs queued: record each as a failure (kind
+        ``host_held``) and say which hosts and why. The URLs stay queued, so a resumed crawl
+        (durable frontier) tries them again."""
+        lasting = self._held.lasting(self._clock())
+        if not lasting or self._holds is None:
+            return
+        self.stats.held = {h.host: h for h in lasting}
+        left = 0
+        for held in lasting:
+            for request in await self._holds.queued_requests(held.host):
+                message = f"not fetched: host {held.host} held ({held.reason})"
+                await self._record(request, ErrorKind.HOST_HELD, message)
+                left += 1
+        after = (
+            "they stay queued: run the same command again to retry them"
+            if self._frontier.durable
+            else "the frontier is in memory, so they are not kept"
+        )
+        log.warning(
+            "the crawl ends with only held hosts left: %s; %d URLs not fetched (%s)",
+            describe(lasting),
+            left,
+            after,
+        )
+
+    def _show_holds(self) -> None:
+        """Keep the progress line's account of held hosts current while workers wait."""
+        if not self.stats.held:
+            return
+        self.stats.held = self._held.current(self._clock())
+        if self._on_progress is not None:
+            self._on_progress(self.stats)
 
     async def _revive(self) -> bool:
         """Ask the strategy for held-back requests before declaring the crawl done.
@@ -314,10 +400,7 @@ class Crawler:
             if not fresh:
                 return False
             offered.update(r.url for r in fresh)
-            revived = [r for r in fresh if self._scope.allows(r.url)]
-            added = await self._frontier.push(revived) if revived else 0
-            self.stats.queued += added
-            if added:
+            if await self._push(self._admission.admit(fresh)):
                 return True
 
     async def _wait(self, seconds: float) -> None:
@@ -380,12 +463,12 @@ class Crawler:
         await self._keep(lease, page, response)
 
     async def _claim_target(self, response: Response) -> bool:
-        """Whether a redirect's target is new to the crawl (then it is remembered as fetched)."""
+        """Whether a redirect's target is new to the crawl (then the admission remembers it as
+        fetched, so a link to it is not queued)."""
         target = response.final_url
-        if target in self._redirect_targets or await self._frontier.seen(target):
+        if await self._frontier.seen(target):
             return False
-        self._redirect_targets.add(target)
-        return True
+        return self._admission.claim_redirect_target(target)
 
     def _build_page(
         self,
@@ -424,8 +507,8 @@ class Crawler:
 
     async def _keep(self, lease: Lease, page: Page, response: Response) -> None:
         # A duplicate's links are followed too: same text does not mean same links, and
-        # skipping them could lose pages; traps are bounded by depth and scope instead.
-        follow = page.depth < self._limits.max_depth
+        # skipping them could lose pages; traps are bounded by depth and scope instead (the
+        # admission applies both to every request, whichever way it comes).
         result = await self._on_page(self._for_strategy(page))
         if result.relevance is not None:
             page = dataclasses.replace(page, relevance=result.relevance)
@@ -438,8 +521,7 @@ class Crawler:
             self.stats.duplicates += 1
         if result.relevant:
             self.stats.relevant += 1
-        if follow:
-            await self._enqueue(result.requests)
+        await self._push(self._admission.admit(result.requests))
         if result.rescored:
             await self._frontier.rescore(dict(result.rescored))
         await self._ack(lease)
@@ -475,30 +557,39 @@ class Crawler:
         for each of a page's links, most of them seen before, only for the frontier to drop
         them; the page as stored keeps all its links either way.
         """
-        if self._known is None or not page.links:
+        if not page.links:
+            return page
+        if page.depth >= self._limits.max_depth:
+            # Its links are too deep to queue: a strategy that held them back would only
+            # offer them again (and push better ones out of its pool).
+            return dataclasses.replace(page, links=())
+        if self._known is None:
             return page
         known = self._known([link.url for link in page.links])
         fresh = tuple(link for link, seen in zip(page.links, known, strict=True) if not seen)
         return dataclasses.replace(page, links=fresh)
 
-    async def _enqueue(self, requests: Sequence[Request]) -> None:
-        if not requests:
-            return
-        max_depth = self._limits.max_depth
-        fetched = self._redirect_targets
-        kept = [
-            r
-            for r in requests
-            if r.depth <= max_depth and r.url not in fetched and self._scope.allows(r.url)
-        ]
-        if kept:
-            self.stats.queued += await self._frontier.push(kept)
-            self._wakeup.set()
-
     async def _fail(
         self, lease: Lease, kind: ErrorKind, message: str, *, status: int | None = None
     ) -> None:
         request = lease.request
+        attempts = 1 + self._blocked.pop(request.url, 0)
+        failure = await self._record(request, kind, message, status=status, attempts=attempts)
+        async with self._strategy_turn():
+            extra = list(self._strategy.on_error(request, failure))
+        await self._push(self._admission.admit(extra))
+        await self._ack(lease)
+
+    async def _record(
+        self,
+        request: Request,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+    ) -> FetchFailure:
+        """Store and count a failure of ``request``."""
         failure = FetchFailure(
             url=request.url,
             kind=kind,
@@ -507,18 +598,12 @@ class Crawler:
             status=status,
             depth=request.depth,
             parent_url=request.parent_url,
-            attempts=1 + self._blocked.pop(request.url, 0),
+            attempts=attempts,
         )
         self.stats.errors[kind.value] = self.stats.errors.get(kind.value, 0) + 1
         log.debug("failed %s: %s (%s)", request.url, message, kind.value)
         await self._storage.save_failure(failure, run_id=self._run_id)
-        async with self._strategy_turn():
-            extra = [
-                r for r in self._strategy.on_error(request, failure) if self._scope.allows(r.url)
-            ]
-        if extra:
-            self.stats.queued += await self._frontier.push(extra)
-        await self._ack(lease)
+        return failure
 
     async def _blocked_by_server(self, lease: Lease, exc: BlockedError) -> None:
         url = lease.request.url
@@ -528,10 +613,30 @@ class Crawler:
             return
         self._blocked[url] = times
         delay = exc.retry_after if exc.retry_after is not None else 2.0**times
-        log.info("server asked to slow down for %s; retrying in %.1f s", url, delay)
         host = host_of(url)
-        await self._frontier.set_host_delay(host, max(min(delay, 60.0), self._hosts.floor(host)))
+        robots = exc.kind is ErrorKind.ROBOTS  # its robots.txt cannot be read just now
+        if not robots:
+            log.info("server asked to slow down for %s; retrying in %.1f s", url, delay)
+            floor = self._hosts.floor(host)
+            await self._frontier.set_host_delay(host, max(min(delay, 60.0), floor))
+        if self._holds is not None:
+            await self._holds.pause_host(host, delay)
         await self._frontier.reclaim(lease, delay=delay)
+        self._hold_host(host, url, exc, delay, robots=robots)
+
+    def _hold_host(
+        self, host: str, url: str, exc: BlockedError, delay: float, *, robots: bool
+    ) -> None:
+        """Hold the host (see engine.held); say so once when the hold is long."""
+        now = self._clock()
+        reason = (self._hosts.problem(url) if robots else None) or exc.message
+        if exc.status is not None and not robots:
+            reason = f"{reason} (HTTP {exc.status})"
+        was_held = host in self._held.current(now)
+        held = self._held.hold(host, reason=reason, seconds=delay, now=now)
+        self.stats.held[host] = held
+        if self._held.is_lasting(delay) and not was_held:
+            log.warning("%s; the crawl goes on with the other hosts", describe([held], now=now))
 
     async def _ack(self, lease: Lease) -> None:
         if self._checkpointing and self._hold_acks:

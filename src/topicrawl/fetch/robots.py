@@ -64,6 +64,7 @@ class _HostRules:
     parser: Protego | None  # None: no usable robots.txt, so everything is allowed
     unreachable: bool  # robots.txt gave 5xx or no answer: everything is disallowed for now
     expires_at: float
+    problem: str = ""  # why it is unreachable, in words
 
 
 def robots_agent(user_agent: str) -> str:
@@ -160,6 +161,18 @@ class RobotsCache:
             return _ALLOW
         return _DISALLOW
 
+    def problem(self, host: str) -> str | None:
+        """Why the host's robots.txt could not be read (e.g. "robots.txt answered 500"), while
+        that holds the host; ``None`` when it was read or not asked for yet.
+
+        Args:
+            host: a host as :func:`~topicrawl.parse.urls.host_of` gives it, or a URL of it.
+        """
+        rules = self._rules.get(self._host_and_url(host)[0])
+        if rules is None or not rules.unreachable or rules.expires_at <= self._clock():
+            return None
+        return rules.problem
+
     async def crawl_delay(self, host: str) -> float | None:
         """The delay in seconds the host asks for (Crawl-delay or Request-rate), capped.
 
@@ -224,13 +237,14 @@ class RobotsCache:
         try:
             answer = await self._fetch(robots_url)
         except (TimeoutError, OSError, aiohttp.ClientError, FetchError) as exc:
-            logger.info(
-                "robots.txt of %s unreachable (%s); host disallowed for %.0fs",
-                host,
-                exc.__class__.__name__,
-                self._error_ttl,
+            problem = f"robots.txt could not be fetched: {_error_words(exc)}"
+            logger.info("%s: %s; host disallowed for %.0fs", host, problem, self._error_ttl)
+            return _HostRules(
+                None,
+                unreachable=True,
+                expires_at=self._clock() + self._error_ttl,
+                problem=problem,
             )
-            return _HostRules(None, unreachable=True, expires_at=self._clock() + self._error_ttl)
         now = self._clock()
         if answer.status == 429 or answer.status >= 500:
             logger.info(
@@ -239,7 +253,12 @@ class RobotsCache:
                 answer.status,
                 self._error_ttl,
             )
-            return _HostRules(None, unreachable=True, expires_at=now + self._error_ttl)
+            return _HostRules(
+                None,
+                unreachable=True,
+                expires_at=now + self._error_ttl,
+                problem=f"robots.txt answered {answer.status}",
+            )
         if 200 <= answer.status < 300:
             return _HostRules(
                 Protego.parse(answer.text), unreachable=False, expires_at=now + self._ttl
@@ -290,6 +309,13 @@ class RobotsCache:
                 return RobotsFile(response.status, _truncate(text))
         logger.debug("robots.txt at %s: more than %d redirects", url, MAX_ROBOTS_REDIRECTS)
         return RobotsFile(404, "")
+
+
+def _error_words(exc: BaseException) -> str:
+    """A network error in a few words: its class, and its message when it has one."""
+    text = str(exc).strip()
+    name = type(exc).__name__
+    return f"{name}: {text[:200]}" if text else name
 
 
 def _truncate(text: str) -> str:

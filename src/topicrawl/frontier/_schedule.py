@@ -22,7 +22,7 @@ import math
 import secrets
 import struct
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self, TypeVar
@@ -92,12 +92,14 @@ class _Host:
     """One host's queue and politeness state."""
 
     __slots__ = (
+        "deferred",
         "delay",
         "heap",
         "last_pop",
         "leases",
         "name",
         "next_at",
+        "paused_until",
         "ready_key",
         "size",
         "wait_at",
@@ -107,10 +109,12 @@ class _Host:
         self.name = name
         self.heap: list[int] = []  # keys, some of them stale
         self.size = 0  # live queued URLs (not counting deferred ones)
+        self.deferred = 0  # URLs of the host queued again for later (see HostQueues.defer)
         self.leases = 0
         self.delay: float | None = None  # None: the frontier's default
         self.last_pop: float | None = None
         self.next_at = -math.inf
+        self.paused_until = -math.inf  # nothing of the host is handed out before this
         self.ready_key: int | None = None  # the key it is filed under in the ready heap
         self.wait_at: float | None = None  # the time it is filed under in the waiting heap
 
@@ -169,8 +173,29 @@ class HostQueues:
 
     def defer(self, name: str, fp: int, key: int, due: float) -> None:
         """Queue a URL again, but only from ``due`` on."""
+        if fp not in self._deferred:
+            self._host(name).deferred += 1
         self._deferred[fp] = (key, name)
         heapq.heappush(self._deferred_heap, (due, fp))
+
+    def pause(self, name: str, seconds: float, now: float) -> None:
+        """Hand out nothing of the host for ``seconds`` (its delay is left as it is)."""
+        host = self._host(name)
+        host.paused_until = max(host.paused_until, now + seconds)
+        self._place(host, now)
+
+    def count(self, name: str) -> int:
+        """URLs of the host waiting to be handed out, deferred ones included."""
+        host = self._hosts.get(name)
+        return 0 if host is None else host.size + host.deferred
+
+    def keys_of(self, name: str) -> tuple[list[int], list[int]]:
+        """The host's queued keys (some may be stale) and its deferred keys."""
+        host = self._hosts.get(name)
+        if host is None:
+            return [], []
+        deferred = [key for key, owner in self._deferred.values() if owner == name]
+        return list(host.heap), deferred
 
     def is_deferred(self, fp: int) -> bool:
         return fp in self._deferred
@@ -288,6 +313,7 @@ class HostQueues:
             _, fp = heapq.heappop(deferred_heap)
             item = self._deferred.pop(fp, None)
             if item is not None:
+                self._hosts[item[1]].deferred -= 1
                 self.add(item[1], item[0], now)
         waiting = self._waiting
         while waiting and waiting[0][0] <= now:
@@ -306,11 +332,12 @@ class HostQueues:
             host.ready_key = None
             host.wait_at = None
             return
-        if host.next_at > now:
+        ready_at = max(host.next_at, host.paused_until)
+        if ready_at > now:
             host.ready_key = None
-            if host.wait_at != host.next_at:
-                host.wait_at = host.next_at
-                heapq.heappush(self._waiting, (host.next_at, host.name))
+            if host.wait_at != ready_at:
+                host.wait_at = ready_at
+                heapq.heappush(self._waiting, (ready_at, host.name))
                 if len(self._waiting) > 2 * len(self._hosts) + 64:
                     self._waiting = [
                         (h.wait_at, h.name) for h in self._hosts.values() if h.wait_at is not None
@@ -550,6 +577,35 @@ class FrontierCore(ABC):
         self._on_host_delay(host, delay)
         await self._wrote()
 
+    async def pause_host(self, host: str, seconds: float) -> None:
+        """Hand out no URL of ``host`` for ``seconds`` (its robots.txt cannot be read, or its
+        server asked for a long wait). Not kept across a restart: a resumed crawl asks anew.
+        """
+        self._check_usable()
+        if not (seconds >= 0 and math.isfinite(seconds)):
+            raise ValueError(f"pause must be a finite number >= 0, got {seconds}")
+        self._queues.pause(host, seconds, self._clock())
+
+    async def queued_in(self, hosts: Iterable[str]) -> int:
+        """URLs of these hosts waiting to be handed out (deferred ones included)."""
+        self._check_usable()
+        return sum(self._queues.count(host) for host in set(hosts))
+
+    async def queued_requests(self, host: str) -> list[Request]:
+        """The URLs of ``host`` waiting to be handed out, best first (none is leased)."""
+        self._check_usable()
+        live, deferred = self._queues.keys_of(host)
+        found: dict[int, tuple[int, Request]] = {}
+        for key in sorted(live):
+            request = self._resolve(key)
+            if request is not None:
+                found.setdefault(fp_of(key), (key, request))
+        for key in deferred:
+            request = self._lookup(key)
+            if request is not None:
+                found.setdefault(fp_of(key), (key, request))
+        return [request for _, request in sorted(found.values(), key=lambda item: item[0])]
+
     async def next_ready_in(self) -> float | None:
         """Seconds until :meth:`pop` can hand something out; ``None`` when nothing is queued.
 
@@ -644,6 +700,10 @@ class FrontierCore(ABC):
     @abstractmethod
     def _resolve(self, key: int) -> Request | None:
         """The request behind a live key, ``None`` for a stale key."""
+
+    def _lookup(self, key: int) -> Request | None:
+        """The request behind a deferred URL's key (``_resolve`` may refuse deferred ones)."""
+        return self._resolve(key)
 
     @abstractmethod
     def _on_leased(self, fp: int) -> None:

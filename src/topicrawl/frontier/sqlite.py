@@ -608,8 +608,13 @@ class SqliteFrontier(FrontierCore):
         self._dirty[fp] = _Rec(score, seq_of(key), request)
 
     def _resolve(self, key: int) -> Request | None:
+        if self._queues.is_deferred(fp_of(key)):
+            return None
+        return self._lookup(key)
+
+    def _lookup(self, key: int) -> Request | None:
         fp = fp_of(key)
-        if self._not_queued(fp) or self._queues.is_deferred(fp):
+        if self._not_queued(fp):
             return None
         seq = seq_of(key)
         rec = self._pending(fp)
