@@ -17,7 +17,7 @@ from rich.logging import RichHandler
 from topicrawl.cli.label import label as label_command
 from topicrawl.cli.label import print_learning
 from topicrawl.cli.options import crawl_overrides, put, read_seeds
-from topicrawl.cli.progress import CrawlProgress, print_summary
+from topicrawl.cli.progress import CrawlProgress, held_line, print_summary
 from topicrawl.cli.topics import app as topics_app
 from topicrawl.core.config import load_settings
 from topicrawl.core.errors import (
@@ -185,7 +185,10 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
 def _exit_for(report: CrawlReport) -> None:
     stats = report.stats
     if stats.pages == 0 and stats.error_count:
-        err.print("[red]error:[/red] no page could be fetched; are the seeds reachable?")
+        if stats.held:
+            err.print(f"[red]error:[/red] no page could be fetched: {held_line(stats)}")
+        else:
+            err.print("[red]error:[/red] no page could be fetched; are the seeds reachable?")
         raise typer.Exit(EXIT_UNREACHABLE)
 
 

@@ -23,7 +23,7 @@ from topicrawl.core.models import CrawlStats
 if TYPE_CHECKING:
     from topicrawl.engine.build import CrawlReport
 
-__all__ = ["CrawlProgress", "print_summary", "summary_table"]
+__all__ = ["CrawlProgress", "held_line", "print_summary", "summary_table"]
 
 
 class CrawlProgress:
@@ -38,6 +38,7 @@ class CrawlProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]:.0f} pages/s  errors {task.fields[errors]}"),
             TimeElapsedColumn(),
+            TextColumn("[yellow]{task.fields[held]}"),
             console=console,
             transient=True,
             disable=not self._enabled,
@@ -48,7 +49,9 @@ class CrawlProgress:
 
     def __enter__(self) -> CrawlProgress:
         self._progress.__enter__()
-        self._task = self._progress.add_task("crawl", total=self._total, rate=0.0, errors=0)
+        self._task = self._progress.add_task(
+            "crawl", total=self._total, rate=0.0, errors=0, held=""
+        )
         return self
 
     def __exit__(
@@ -69,7 +72,15 @@ class CrawlProgress:
             completed=stats.pages,
             rate=stats.pages_per_second(now),
             errors=stats.error_count,
+            held=held_line(stats, now=now),
         )
+
+
+def held_line(stats: CrawlStats, *, now: float | None = None) -> str:
+    """What the crawl waits for, for the progress line: the hosts it holds, why, and when
+    they are retried ("" when none)."""
+    current = time.time() if now is None else now
+    return ", ".join(held.describe(current) for held in stats.held.values())
 
 
 def summary_table(stats: CrawlStats, *, title: str = "crawl summary") -> Table:
@@ -95,6 +106,8 @@ def summary_table(stats: CrawlStats, *, title: str = "crawl summary") -> Table:
 def print_summary(console: Console, report: CrawlReport) -> None:
     console.print(summary_table(report.stats))
     console.print(f"results in {report.storage_url} (run {report.run_id})")
+    if report.stats.held:
+        console.print(f"hosts held at the end: {held_line(report.stats)}")
     if report.queued_left:
         console.print(
             f"{report.queued_left} URLs still queued: run the same command again to go on"

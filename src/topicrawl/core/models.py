@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -220,6 +221,13 @@ class HeldHost:
     host: str
     reason: str
     until: float
+
+    def describe(self, now: float) -> str:
+        """The hold in words: host, why, and when it is retried (local time, and seconds
+        from ``now``)."""
+        at = time.strftime("%H:%M:%S", time.localtime(self.until))
+        left = max(self.until - now, 0.0)
+        return f"{self.host} held ({self.reason}; retry at {at}, in {left:.0f} s)"
 
 
 @dataclass(slots=True)

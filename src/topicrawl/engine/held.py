@@ -58,9 +58,4 @@ class HeldHosts:
 def describe(holds: Iterable[HeldHost], *, now: float | None = None) -> str:
     """Holds in words for a progress line or a log: host, why, and when it is retried."""
     current = time.time() if now is None else now
-    parts = []
-    for held in holds:
-        at = time.strftime("%H:%M:%S", time.localtime(held.until))
-        left = max(held.until - current, 0.0)
-        parts.append(f"{held.host} held ({held.reason}; retry at {at}, in {left:.0f} s)")
-    return ", ".join(parts)
+    return ", ".join(held.describe(current) for held in holds)
