@@ -49,6 +49,7 @@ __all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "HostPolicy"]
 log = logging.getLogger(__name__)
 
 _nofollow_flags = operator.attrgetter("nofollow")
+_SAID = 10  # refused start URLs logged one by one; the rest are counted
 
 ParseFn = Callable[[Response], Awaitable[ParsedDocument]]
 ProgressFn = Callable[[CrawlStats], None]
@@ -201,6 +202,7 @@ class Crawler:
         self._admission = Admission(scope=scope, max_depth=limits.max_depth)
         self._held = HeldHosts(patience=limits.hold_patience)
         self._holds = frontier if isinstance(frontier, HostHolds) else None
+        self._left_held = False  # the held hosts' URLs were recorded (once, by one worker)
         self._checkpointing = False
         self._held_acks: list[Lease] = []
         self._hold_acks = frontier.durable  # see the module doc
@@ -253,9 +255,12 @@ class Crawler:
         async with self._strategy_turn():
             scored = list(self._strategy.seeds(requests))
         kept, refused = self._admission.sort(scored)
-        for out in refused:
-            log.warning("start URL not crawled: %s: %s", out.request.url[:200], out.message)
+        for number, out in enumerate(refused):
+            if number < _SAID:
+                log.warning("start URL not crawled: %s: %s", out.request.url[:200], out.message)
             await self._record(out.request, out.refusal.kind, out.message)
+        if len(refused) > _SAID:
+            log.warning("%d more start URLs not crawled (see the failures)", len(refused) - _SAID)
         return await self._push(kept)
 
     async def _push(self, requests: Sequence[Request]) -> int:
@@ -289,6 +294,8 @@ class Crawler:
                 sweeper.cancel()
         finally:
             self.stats.finished_at = self._clock()
+            if not self._left_held:  # else: the holds its URLs were left queued for
+                self.stats.held = self._held.current(self.stats.finished_at)
             await self._checkpoint()
         if self._fatal is not None:
             raise self._fatal
@@ -353,8 +360,9 @@ class Crawler:
         ``host_held``) and say which hosts and why. The URLs stay queued, so a resumed crawl
         (durable frontier) tries them again."""
         lasting = self._held.lasting(self._clock())
-        if not lasting or self._holds is None:
+        if not lasting or self._holds is None or self._left_held:
             return
+        self._left_held = True
         self.stats.held = {h.host: h for h in lasting}
         left = 0
         for held in lasting:
@@ -525,6 +533,8 @@ class Crawler:
         if result.rescored:
             await self._frontier.rescore(dict(result.rescored))
         await self._ack(lease)
+        if self.stats.held:
+            self.stats.held = self._held.current(self._clock())
         if self._on_progress is not None:
             self._on_progress(self.stats)
 
