@@ -299,3 +299,20 @@ async def test_session_mode_caps_the_download(servers: Servers) -> None:
         robots = RobotsCache(session=session, user_agent="t", error_ttl=60, max_crawl_delay=5)
         assert not await robots.allowed(f"{base}/early")
         assert await robots.allowed(f"{base}/late")
+
+
+async def test_the_problem_with_an_unreadable_robots_txt_is_told_while_it_lasts() -> None:
+    clock = Clock()
+    refused = ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 9)")
+    robots = cache(FakeRobots(RobotsFile(500, ""), refused, RobotsFile(404, "")), clock)
+    assert robots.problem("a.test") is None  # not asked for yet
+    await robots.decide("http://a.test/page")
+    assert robots.problem("http://a.test/page") == "robots.txt answered 500"
+    clock.now += 601
+    await robots.decide("http://a.test/page")
+    problem = robots.problem("a.test")
+    assert problem is not None
+    assert problem.startswith("robots.txt could not be fetched: ConnectionRefusedError")
+    clock.now += 601
+    await robots.decide("http://a.test/page")
+    assert robots.problem("a.test") is None  # read at last (404: all allowed)
