@@ -68,7 +68,8 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     try:
         return asyncio.run(coro_factory())
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        # soft_wrap: one line per problem, not cut at the terminal's width.
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG) from exc
     except (DatabaseLocked, DatabaseCorrupt, StorageError, FrontierError) as exc:
         err.print(f"[red]database error:[/red] {exc}")
