@@ -30,6 +30,7 @@ from sqlalchemy import (
     Table,
     Text,
     bindparam,
+    delete,
     func,
     insert,
     inspect,
@@ -157,6 +158,26 @@ def _links_into_pages(connection: Connection) -> None:
     _v1_links.drop(connection)
 
 
+def _one_failure_per_url(connection: Connection) -> None:
+    """Keep the last saved failure of each URL and make ``failures.url`` unique.
+
+    Before version 5 a URL that failed, was leased again after a crash (its failure stored,
+    its ack not yet) and failed again got a second row.
+    """
+    indexes = inspect(connection).get_indexes("failures")
+    if any(index["column_names"] == ["url"] and index["unique"] for index in indexes):
+        return
+    latest = select(func.max(failures.c.id)).group_by(failures.c.url)
+    connection.execute(delete(failures).where(failures.c.id.not_in(latest)))
+    preparer = connection.dialect.identifier_preparer
+    for old in indexes:
+        if old["column_names"] == ["url"] and old["name"]:
+            connection.execute(text(f"DROP INDEX {preparer.quote(old['name'])}"))
+    for index in failures.indexes:
+        if [column.name for column in index.columns] == ["url"]:
+            index.create(connection)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, pages, links and failures", _create_v1),
     Migration(2, "links packed into pages.links; links table dropped", _links_into_pages),
@@ -166,6 +187,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         create_tables(*TRACKING_TABLES),
     ),
     Migration(4, "focused crawling: page labels, learned state", create_tables(*FOCUS_TABLES)),
+    Migration(5, "one failure per URL; failures.url unique", _one_failure_per_url),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
