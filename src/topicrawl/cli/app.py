@@ -72,14 +72,17 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
         err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG) from exc
     except (DatabaseLocked, DatabaseCorrupt, StorageError, FrontierError) as exc:
-        err.print(f"[red]database error:[/red] {exc}")
+        err.print(f"[red]database error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_STORAGE) from exc
     except TopicrawlError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(1) from exc
 
 
-async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bool) -> CrawlReport:
+async def _crawl(
+    settings_kwargs: dict[str, Any], config: Path | None, quiet: bool
+) -> tuple[CrawlReport, signal.Signals | None]:
+    """Run the crawl; returns its report and the signal that stopped it early, if one did."""
     from topicrawl.engine.build import CrawlReport, open_crawl  # noqa: PLC0415 - slow import
     from topicrawl.engine.heap import settle_heap  # noqa: PLC0415
 
@@ -91,12 +94,11 @@ async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bo
         async with open_crawl(settings, on_progress=progress.update) as crawler:
             settle_heap()
             loop = asyncio.get_running_loop()
-            interrupts = 0
+            stopped_by: list[signal.Signals] = []
 
-            def on_signal() -> None:
-                nonlocal interrupts
-                interrupts += 1
-                if interrupts == 1:
+            def on_signal(sig: signal.Signals) -> None:
+                stopped_by.append(sig)
+                if len(stopped_by) == 1:
                     err.print(
                         "[yellow]stopping: finishing pages in flight (Ctrl-C again to quit now)"
                     )
@@ -106,12 +108,13 @@ async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bo
                         task.cancel()
 
             for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, on_signal)
+                loop.add_signal_handler(sig, on_signal, sig)
             stats = await crawler.run()
             left = await crawler.frontier.queued()
-    return CrawlReport(
+    report = CrawlReport(
         stats=stats, run_id=crawler.run_id, storage_url=settings.storage.url, queued_left=left
     )
+    return report, (stopped_by[0] if stopped_by else None)
 
 
 @app.command()
@@ -177,9 +180,14 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         kwargs["sitemaps"] = True
     put(kwargs, "feeds", tuple(feed) if feed else None)
     put(kwargs, "frontier", {"kind": frontier} if frontier else None)
-    report = _run(lambda: _crawl(kwargs, config, quiet))
+    report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))
+    if stopped_by is not None:
+        # Stopped cleanly (pages in flight finished and stored) but not done: exit 128 + the
+        # signal (130 for Ctrl-C, 143 for SIGTERM) so that a script can tell it from the end.
+        err.print(f"interrupted by {stopped_by.name}: run the same command again to resume")
+        raise typer.Exit(128 + stopped_by.value)
     _exit_for(report)
 
 
