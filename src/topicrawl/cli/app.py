@@ -215,16 +215,19 @@ def demo(
 
 @app.command()
 def export(
-    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL.")],
-    format: Annotated[str, typer.Option(help="jsonl, csv or warc.")] = "jsonl",
+    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL (read only).")],
+    format: Annotated[str, typer.Option(help="jsonl, csv or warc (warc: pages only).")] = "jsonl",
     output: Annotated[Path | None, typer.Option(help="File to write (default stdout).")] = None,
+    what: Annotated[
+        str, typer.Option(help="pages (in fetch order) or failures (one per failed URL).")
+    ] = "pages",
 ) -> None:
-    """Write one record per fetched page, in fetch order."""
+    """Write one record per fetched page, or per failed URL."""
     from topicrawl.cli.exporting import run_export  # noqa: PLC0415
 
     _setup_logging("warning")
-    count = _run(lambda: run_export(db=db, fmt=format, output=output))
-    err.print(f"exported {count} pages")
+    count = _run(lambda: run_export(db=db, fmt=format, output=output, what=what))
+    err.print(f"exported {count} {what}")
 
 
 from topicrawl.cli import distributed as _distributed  # noqa: E402 - needs `app` defined

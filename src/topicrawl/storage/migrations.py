@@ -38,7 +38,7 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from topicrawl.core.errors import StorageError
 from topicrawl.core.models import Link
@@ -54,7 +54,14 @@ from topicrawl.storage.schema import (
     schema_version,
 )
 
-__all__ = ["LATEST_VERSION", "MIGRATIONS", "Migration", "create_tables", "migrate"]
+__all__ = [
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "Migration",
+    "check_readable",
+    "create_tables",
+    "migrate",
+]
 
 # Any fixed 64-bit number: it names "topicrawl schema migration" among advisory locks.
 _PG_MIGRATION_LOCK = 0x746F706963726177
@@ -238,3 +245,34 @@ async def migrate(
         )
         applied.append(migration.version)
     return applied
+
+
+# The oldest schema whose pages and failures this topicrawl reads as they are (pages.links).
+_OLDEST_READABLE = 2
+
+
+async def check_readable(engine: AsyncEngine, *, display: str) -> int:
+    """The schema version of a database to be read without migrating it.
+
+    Raises:
+        StorageError: it is not a topicrawl database, or its schema is too old or too new to
+            read as it is.
+    """
+    async with engine.connect() as connection:
+        if not await connection.run_sync(lambda sync: inspect(sync).has_table("schema_version")):
+            raise StorageError(
+                f"{display} is not a topicrawl database (it has no schema_version table)"
+            )
+        found = (await connection.execute(select(func.max(schema_version.c.version)))).scalar()
+    version = int(found or 0)
+    if version > LATEST_VERSION:
+        raise StorageError(
+            f"{display} has schema version {version} but this topicrawl knows only up to "
+            f"{LATEST_VERSION}: upgrade topicrawl"
+        )
+    if version < _OLDEST_READABLE:
+        raise StorageError(
+            f"{display} has schema version {version}, too old to read as it is: open it "
+            "once with write access (e.g. resume its crawl) to migrate it"
+        )
+    return version
