@@ -54,6 +54,14 @@ EXIT_INTERRUPTED = 130
 T = TypeVar("T")
 
 
+class _QuitNow(Exception):
+    """A second Ctrl-C (or SIGTERM) cut the crawl short without finishing pages in flight."""
+
+    def __init__(self, sig: signal.Signals) -> None:
+        super().__init__(sig.name)
+        self.signal = sig
+
+
 def _setup_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(),
@@ -67,6 +75,10 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine, turning topicrawl's errors into messages and exit codes."""
     try:
         return asyncio.run(coro_factory())
+    except _QuitNow as exc:
+        # Leases of the pages in flight were not acked: the next run fetches them again.
+        err.print(f"interrupted by {exc.signal.name}: run the same command again to resume")
+        raise typer.Exit(128 + exc.signal.value) from exc
     except ConfigError as exc:
         # soft_wrap: one line per problem, not cut at the terminal's width.
         err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
@@ -90,27 +102,32 @@ async def _crawl(
     if not settings.seeds and not settings.feeds:
         raise ConfigError("no seeds: give --seed URL (repeatable), --seeds-file FILE or --feed URL")
     progress = CrawlProgress(console=err, total=settings.max_pages, enabled=not quiet)
-    with progress:
-        async with open_crawl(settings, on_progress=progress.update) as crawler:
-            settle_heap()
-            loop = asyncio.get_running_loop()
-            stopped_by: list[signal.Signals] = []
+    stopped_by: list[signal.Signals] = []
+    try:
+        with progress:
+            async with open_crawl(settings, on_progress=progress.update) as crawler:
+                settle_heap()
+                loop = asyncio.get_running_loop()
 
-            def on_signal(sig: signal.Signals) -> None:
-                stopped_by.append(sig)
-                if len(stopped_by) == 1:
-                    err.print(
-                        "[yellow]stopping: finishing pages in flight (Ctrl-C again to quit now)"
-                    )
-                    crawler.stop()
-                else:
-                    for task in asyncio.all_tasks(loop):
-                        task.cancel()
+                def on_signal(sig: signal.Signals) -> None:
+                    stopped_by.append(sig)
+                    if len(stopped_by) == 1:
+                        err.print(
+                            "[yellow]stopping: finishing pages in flight (Ctrl-C again to quit now)"
+                        )
+                        crawler.stop()
+                    else:
+                        for task in asyncio.all_tasks(loop):
+                            task.cancel()
 
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, on_signal, sig)
-            stats = await crawler.run()
-            left = await crawler.frontier.queued()
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.add_signal_handler(sig, on_signal, sig)
+                stats = await crawler.run()
+                left = await crawler.frontier.queued()
+    except asyncio.CancelledError:
+        if len(stopped_by) < 2:
+            raise
+        raise _QuitNow(stopped_by[0]) from None
     report = CrawlReport(
         stats=stats, run_id=crawler.run_id, storage_url=settings.storage.url, queued_left=left
     )

@@ -86,3 +86,23 @@ def test_a_second_crawl_of_one_database_is_refused_whatever_its_frontier(
     # The refused crawl fetched nothing: each seed was fetched once, by the first crawl.
     assert len(seeds) == len(server.web.bases())
     assert len(set(seeds)) == len(seeds)
+
+
+def test_a_second_interrupt_quits_at_once_with_exit_130(
+    server: DemoWebServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "crawl.db"
+    child = subprocess.Popen(
+        crawl_argv(server, db), env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        wait_for_pages(db, child, 3)
+        child.send_signal(signal.SIGINT)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err.decode()
+    assert b"Traceback" not in err
+    assert b"interrupted by SIGINT" in err
