@@ -501,3 +501,23 @@ async def test_postgres_batch_is_kept_when_retries_run_out(
     await _stop_killing(storage_url)
     await storage.flush()
     assert [p.url for p in await pages_of(storage)] == [make_page(n).url for n in range(20)]
+
+
+async def test_a_read_only_storage_reads_and_refuses_writes(make_storage: Factory) -> None:
+    writer = make_storage()
+    await writer.open()
+    await writer.save_page(make_page(1), run_id=1)
+    await writer.save_failure(FetchFailure("https://f/", ErrorKind.DNS, "no host", 1.0), run_id=1)
+    await writer.flush()
+
+    reader = make_storage(read_only=True)
+    await reader.open()
+
+    assert [page.url async for page in reader.iter_pages()] == [make_page(1).url]
+    assert [failure.url async for failure in reader.iter_failures()] == ["https://f/"]
+    with pytest.raises(StorageError, match="read-only"):
+        await reader.save_page(make_page(2), run_id=1)
+    # The writer goes on while the reader is open.
+    await writer.save_page(make_page(3), run_id=1)
+    await writer.flush()
+    assert await reader.count_pages() == 2
