@@ -18,9 +18,16 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -348,6 +355,16 @@ class CrawlSettings(BaseSettings):
             )
         return workers
 
+    @model_validator(mode="after")
+    def _lease_outlasts_a_request(self) -> Self:
+        if self.frontier.lease_ttl <= self.fetch.timeout:
+            raise ValueError(
+                f"frontier.lease_ttl ({self.frontier.lease_ttl:g} s) must be longer than "
+                f"fetch.timeout ({self.fetch.timeout:g} s): a lease would expire, and its URL "
+                "be fetched again, while the first request still runs"
+            )
+        return self
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -407,8 +424,10 @@ def _describe(exc: ValidationError, overrides: dict[str, Any], path: Path | None
 
 def _describe_one(error: Any, overrides: dict[str, Any], path: Path | None) -> str:
     loc = tuple(error["loc"])
-    where = ".".join(str(part) for part in loc) or "(root)"
+    where = ".".join(str(part) for part in loc)
     message = str(error["msg"]).removeprefix("Value error, ")
+    if not where:
+        return message
     origin = _origin(loc, overrides, path)
     value = error.get("input")
     shown = f" = {value!r}" if isinstance(value, (str, int, float)) else ""

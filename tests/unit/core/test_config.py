@@ -139,6 +139,13 @@ def test_a_regex_list_takes_one_pattern_that_looks_like_json(
     assert settings.scope.exclude == ("\\.pdf$", "/login")
 
 
+def test_a_lease_must_outlast_a_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOPICRAWL_FETCH__TIMEOUT", "600")
+    with pytest.raises(ConfigError, match=r"lease_ttl \(300 s\) must be longer than"):
+        load_settings()
+    assert load_settings(frontier={"lease_ttl": 900}).frontier.lease_ttl == 900
+
+
 def test_every_default_is_within_its_bounds() -> None:
     settings = CrawlSettings()
     assert CrawlSettings.model_validate(settings.model_dump()) == settings
