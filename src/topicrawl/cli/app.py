@@ -176,7 +176,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     try:
         seeds = read_seeds(seed, seeds_file)
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG) from exc
     kwargs = crawl_overrides(
         seeds=seeds,

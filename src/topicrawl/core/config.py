@@ -67,7 +67,7 @@ WORKERS_PER_CORE = 4
 ListSetting = Annotated[tuple[str, ...], NoDecode]
 PatternSetting = Annotated[tuple[str, ...], NoDecode]
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _MEDIA_TYPE = re.compile(r"[A-Za-z0-9][\w.+-]*/(\*|[A-Za-z0-9][\w.+-]*)")
 _HOST = re.compile(r"[^\s/:?#@\\]+")
 
