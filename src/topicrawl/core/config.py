@@ -38,9 +38,9 @@ from pydantic_settings import (
 )
 
 from topicrawl.core.envsource import (
-    BadEnvironmentValue,
     EnvironmentSource,
-    env_variable,
+    describe_invalid,
+    describe_unreadable,
     parse_list,
 )
 from topicrawl.core.errors import ConfigError
@@ -407,56 +407,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> CrawlSettings:
     try:
         return CrawlSettings(**overrides)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, overrides, path)) from exc
+        raise ConfigError(describe_invalid(exc, overrides, path)) from exc
     except SettingsError as exc:
-        raise ConfigError(_describe_source_error(exc)) from exc
+        raise ConfigError(describe_unreadable(exc)) from exc
     finally:
         _toml_path = None
-
-
-def _describe(exc: ValidationError, overrides: dict[str, Any], path: Path | None) -> str:
-    """One line per invalid value, naming the setting, where it came from and what is wrong."""
-    lines = [_describe_one(error, overrides, path) for error in exc.errors()]
-    if len(lines) == 1:
-        return f"invalid setting {lines[0]}"
-    return "\n".join(["invalid settings:", *(f"  {line}" for line in lines)])
-
-
-def _describe_one(error: Any, overrides: dict[str, Any], path: Path | None) -> str:
-    loc = tuple(error["loc"])
-    where = ".".join(str(part) for part in loc)
-    message = str(error["msg"]).removeprefix("Value error, ")
-    if not where:
-        return message
-    origin = _origin(loc, overrides, path)
-    value = error.get("input")
-    shown = f" = {value!r}" if isinstance(value, (str, int, float)) else ""
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
-    return f"{where}{shown}{origin}: {message}"
-
-
-def _origin(loc: tuple[Any, ...], overrides: dict[str, Any], path: Path | None) -> str:
-    given: Any = overrides
-    for part in loc:
-        if not isinstance(given, dict) or part not in given:
-            break
-        given = given[part]
-    else:
-        return ""
-    if loc and loc[0] in overrides:
-        return ""
-    variable = env_variable(loc)
-    if variable is not None:
-        return f" (from {variable})"
-    return f" (from {path})" if path is not None else ""
-
-
-def _describe_source_error(exc: SettingsError) -> str:
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, BadEnvironmentValue):
-            return f"invalid environment variable {cause}"
-        cause = cause.__cause__
-    detail = f": {exc.__cause__}" if exc.__cause__ is not None else ""
-    return f"invalid settings: {exc}{detail}"

@@ -3,7 +3,8 @@
 pydantic-settings decodes a list or object setting from JSON and, when that fails, raises an
 error naming only the field. Here a list setting also takes the plain forms a person writes
 (``TOPICRAWL_TOPICS='java thread'``, ``TOPICRAWL_SEEDS=https://a/,https://b/``), and a value
-that is neither says which variable it was and what was expected.
+that is neither says which variable it was and what was expected. Invalid values are
+described one line each, with the setting, the value and where it came from.
 """
 
 from __future__ import annotations
@@ -11,13 +12,21 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_settings import EnvSettingsSource
+from pydantic_settings import EnvSettingsSource, SettingsError
 
-__all__ = ["BadEnvironmentValue", "EnvironmentSource", "env_variable", "parse_list"]
+__all__ = [
+    "BadEnvironmentValue",
+    "EnvironmentSource",
+    "describe_invalid",
+    "describe_unreadable",
+    "env_variable",
+    "parse_list",
+]
 
 ENV_PREFIX = "TOPICRAWL_"
 NESTED = "__"
@@ -112,3 +121,52 @@ def _named(env_vars: Mapping[str, str | None], field_name: str, value: object) -
         if held == value and lowered.startswith(ENV_PREFIX.lower()) and lowered.endswith(suffix):
             return name
     return None
+
+
+def describe_invalid(exc: ValidationError, overrides: dict[str, Any], path: Path | None) -> str:
+    """One line per invalid value, naming the setting, where it came from and what is wrong."""
+    lines = [_describe_one(error, overrides, path) for error in exc.errors()]
+    if len(lines) == 1:
+        return f"invalid setting {lines[0]}"
+    return "\n".join(["invalid settings:", *(f"  {line}" for line in lines)])
+
+
+def _describe_one(error: Any, overrides: dict[str, Any], path: Path | None) -> str:
+    loc = tuple(error["loc"])
+    where = ".".join(str(part) for part in loc)
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if not where:
+        return message
+    origin = _origin(loc, overrides, path)
+    value = error.get("input")
+    shown = f" = {value!r}" if isinstance(value, (str, int, float)) else ""
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return f"{where}{shown}{origin}: {message}"
+
+
+def _origin(loc: tuple[Any, ...], overrides: dict[str, Any], path: Path | None) -> str:
+    given: Any = overrides
+    for part in loc:
+        if not isinstance(given, dict) or part not in given:
+            break
+        given = given[part]
+    else:
+        return ""
+    if loc and loc[0] in overrides:
+        return ""
+    variable = env_variable(loc)
+    if variable is not None:
+        return f" (from {variable})"
+    return f" (from {path})" if path is not None else ""
+
+
+def describe_unreadable(exc: SettingsError) -> str:
+    """One line saying which environment variable could not be read, and what it should be."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, BadEnvironmentValue):
+            return f"invalid environment variable {cause}"
+        cause = cause.__cause__
+    detail = f": {exc.__cause__}" if exc.__cause__ is not None else ""
+    return f"invalid settings: {exc}{detail}"
