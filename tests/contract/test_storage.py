@@ -238,17 +238,35 @@ async def test_content_hash_held_by_a_duplicate_points_at_the_original(
     assert await storage.find_content_hash("h") == "https://orig/"
 
 
-async def test_failures_are_kept_in_order(storage: SqlStorage) -> None:
+async def test_failures_are_kept_in_order_one_per_url(storage: SqlStorage) -> None:
     run = await storage.start_run(name="t", config="{}")
-    saved = [
-        FetchFailure("https://a/", ErrorKind.TIMEOUT, "timed out after 20 s", 1.5),
-        FetchFailure("https://b/", ErrorKind.HTTP_NOT_FOUND, "404", 2.5, 404, 3, "https://a/", 2),
-        FetchFailure("https://a/", ErrorKind.ROBOTS, "disallowed", 3.5),
-    ]
-    for failure in saved:
+    first = FetchFailure("https://a/", ErrorKind.TIMEOUT, "timed out after 20 s", 1.5)
+    other = FetchFailure("https://b/", ErrorKind.HTTP_NOT_FOUND, "404", 2.5, 404, 3, "https://a", 2)
+    again = FetchFailure("https://a/", ErrorKind.ROBOTS, "disallowed", 3.5)
+    for failure in (first, other, again):
         await storage.save_failure(failure, run_id=run)
 
-    assert [f async for f in storage.iter_failures()] == saved
+    # The URL's latest failure, in the place of its first.
+    assert [f async for f in storage.iter_failures()] == [again, other]
+
+
+async def test_a_failure_saved_again_after_a_crash_is_one_row(make_storage: Factory) -> None:
+    # Issue 26: a failure stored, the process killed before the frontier's ack was durable,
+    # the URL leased again and failed again: it got a second row.
+    before = make_storage()
+    await before.open()
+    await before.save_failure(FetchFailure("https://a/", ErrorKind.TIMEOUT, "slow", 1.0), run_id=1)
+    await before.flush()
+    await before.close()
+    after = make_storage()
+    await after.open()
+    again = FetchFailure("https://a/", ErrorKind.CONNECTION, "reset", 2.0, attempts=3)
+    await after.save_failure(again, run_id=2)
+    await after.flush()
+    # A late write of an older failure (a worker cut off past its lease) changes nothing.
+    await after.save_failure(FetchFailure("https://a/", ErrorKind.DNS, "old", 0.5), run_id=1)
+
+    assert [f async for f in after.iter_failures()] == [again]
 
 
 async def test_runs_start_and_finish(storage: SqlStorage) -> None:
@@ -483,3 +501,23 @@ async def test_postgres_batch_is_kept_when_retries_run_out(
     await _stop_killing(storage_url)
     await storage.flush()
     assert [p.url for p in await pages_of(storage)] == [make_page(n).url for n in range(20)]
+
+
+async def test_a_read_only_storage_reads_and_refuses_writes(make_storage: Factory) -> None:
+    writer = make_storage()
+    await writer.open()
+    await writer.save_page(make_page(1), run_id=1)
+    await writer.save_failure(FetchFailure("https://f/", ErrorKind.DNS, "no host", 1.0), run_id=1)
+    await writer.flush()
+
+    reader = make_storage(read_only=True)
+    await reader.open()
+
+    assert [page.url async for page in reader.iter_pages()] == [make_page(1).url]
+    assert [failure.url async for failure in reader.iter_failures()] == ["https://f/"]
+    with pytest.raises(StorageError, match="read-only"):
+        await reader.save_page(make_page(2), run_id=1)
+    # The writer goes on while the reader is open.
+    await writer.save_page(make_page(3), run_id=1)
+    await writer.flush()
+    assert await reader.count_pages() == 2

@@ -54,6 +54,14 @@ EXIT_INTERRUPTED = 130
 T = TypeVar("T")
 
 
+class _QuitNow(Exception):
+    """A second Ctrl-C (or SIGTERM) cut the crawl short without finishing pages in flight."""
+
+    def __init__(self, sig: signal.Signals) -> None:
+        super().__init__(sig.name)
+        self.signal = sig
+
+
 def _setup_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(),
@@ -67,18 +75,26 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine, turning topicrawl's errors into messages and exit codes."""
     try:
         return asyncio.run(coro_factory())
+    except _QuitNow as exc:
+        # Leases of the pages in flight were not acked: the next run fetches them again.
+        err.print(f"interrupted by {exc.signal.name}: run the same command again to resume")
+        raise typer.Exit(128 + exc.signal.value) from exc
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        # soft_wrap: one line per problem, not cut at the terminal's width.
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG) from exc
     except (DatabaseLocked, DatabaseCorrupt, StorageError, FrontierError) as exc:
-        err.print(f"[red]database error:[/red] {exc}")
+        err.print(f"[red]database error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_STORAGE) from exc
     except TopicrawlError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(1) from exc
 
 
-async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bool) -> CrawlReport:
+async def _crawl(
+    settings_kwargs: dict[str, Any], config: Path | None, quiet: bool
+) -> tuple[CrawlReport, signal.Signals | None]:
+    """Run the crawl; returns its report and the signal that stopped it early, if one did."""
     from topicrawl.engine.build import CrawlReport, open_crawl  # noqa: PLC0415 - slow import
     from topicrawl.engine.heap import settle_heap  # noqa: PLC0415
 
@@ -86,31 +102,36 @@ async def _crawl(settings_kwargs: dict[str, Any], config: Path | None, quiet: bo
     if not settings.seeds and not settings.feeds:
         raise ConfigError("no seeds: give --seed URL (repeatable), --seeds-file FILE or --feed URL")
     progress = CrawlProgress(console=err, total=settings.max_pages, enabled=not quiet)
-    with progress:
-        async with open_crawl(settings, on_progress=progress.update) as crawler:
-            settle_heap()
-            loop = asyncio.get_running_loop()
-            interrupts = 0
+    stopped_by: list[signal.Signals] = []
+    try:
+        with progress:
+            async with open_crawl(settings, on_progress=progress.update) as crawler:
+                settle_heap()
+                loop = asyncio.get_running_loop()
 
-            def on_signal() -> None:
-                nonlocal interrupts
-                interrupts += 1
-                if interrupts == 1:
-                    err.print(
-                        "[yellow]stopping: finishing pages in flight (Ctrl-C again to quit now)"
-                    )
-                    crawler.stop()
-                else:
-                    for task in asyncio.all_tasks(loop):
-                        task.cancel()
+                def on_signal(sig: signal.Signals) -> None:
+                    stopped_by.append(sig)
+                    if len(stopped_by) == 1:
+                        err.print(
+                            "[yellow]stopping: finishing pages in flight (Ctrl-C again to quit now)"
+                        )
+                        crawler.stop()
+                    else:
+                        for task in asyncio.all_tasks(loop):
+                            task.cancel()
 
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, on_signal)
-            stats = await crawler.run()
-            left = await crawler.frontier.queued()
-    return CrawlReport(
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.add_signal_handler(sig, on_signal, sig)
+                stats = await crawler.run()
+                left = await crawler.frontier.queued()
+    except asyncio.CancelledError:
+        if len(stopped_by) < 2:
+            raise
+        raise _QuitNow(stopped_by[0]) from None
+    report = CrawlReport(
         stats=stats, run_id=crawler.run_id, storage_url=settings.storage.url, queued_left=left
     )
+    return report, (stopped_by[0] if stopped_by else None)
 
 
 @app.command()
@@ -155,7 +176,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     try:
         seeds = read_seeds(seed, seeds_file)
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG) from exc
     kwargs = crawl_overrides(
         seeds=seeds,
@@ -176,9 +197,14 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         kwargs["sitemaps"] = True
     put(kwargs, "feeds", tuple(feed) if feed else None)
     put(kwargs, "frontier", {"kind": frontier} if frontier else None)
-    report = _run(lambda: _crawl(kwargs, config, quiet))
+    report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))
+    if stopped_by is not None:
+        # Stopped cleanly (pages in flight finished and stored) but not done: exit 128 + the
+        # signal (130 for Ctrl-C, 143 for SIGTERM) so that a script can tell it from the end.
+        err.print(f"interrupted by {stopped_by.name}: run the same command again to resume")
+        raise typer.Exit(128 + stopped_by.value)
     _exit_for(report)
 
 
@@ -209,16 +235,19 @@ def demo(
 
 @app.command()
 def export(
-    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL.")],
-    format: Annotated[str, typer.Option(help="jsonl, csv or warc.")] = "jsonl",
+    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL (read only).")],
+    format: Annotated[str, typer.Option(help="jsonl, csv or warc (warc: pages only).")] = "jsonl",
     output: Annotated[Path | None, typer.Option(help="File to write (default stdout).")] = None,
+    what: Annotated[
+        str, typer.Option(help="pages (in fetch order) or failures (one per failed URL).")
+    ] = "pages",
 ) -> None:
-    """Write one record per fetched page, in fetch order."""
+    """Write one record per fetched page, or per failed URL."""
     from topicrawl.cli.exporting import run_export  # noqa: PLC0415
 
     _setup_logging("warning")
-    count = _run(lambda: run_export(db=db, fmt=format, output=output))
-    err.print(f"exported {count} pages")
+    count = _run(lambda: run_export(db=db, fmt=format, output=output, what=what))
+    err.print(f"exported {count} {what}")
 
 
 from topicrawl.cli import distributed as _distributed  # noqa: E402 - needs `app` defined

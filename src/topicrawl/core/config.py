@@ -2,23 +2,47 @@
 
 Every field can be set in a TOML file (``--config crawl.toml``), by environment variable with
 the ``TOPICRAWL_`` prefix and ``__`` between levels (``TOPICRAWL_FETCH__TIMEOUT=5``), or in
-code. Unknown keys are errors, so a typo never becomes a silent default.
+code. Unknown keys are errors, so a typo never becomes a silent default. Every value has
+bounds that keep a crawl workable (finite positive times, sizes and counts within reach of
+one machine, header values without control characters), checked when the settings are built.
+
+A list setting takes a JSON array, or from the environment or a TOML string also a plain
+comma-separated string (``TOPICRAWL_TOPICS='java thread, python asyncio'`` is two topics);
+a regex list (``scope.include``, ``scope.exclude``) takes a JSON array or one pattern.
 """
 
 from __future__ import annotations
 
+import math
+import os
+import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
+from topicrawl.core.envsource import (
+    EnvironmentSource,
+    describe_invalid,
+    describe_unreadable,
+    parse_list,
+)
 from topicrawl.core.errors import ConfigError
 
 __all__ = [
@@ -33,79 +57,208 @@ __all__ = [
 
 DEFAULT_USER_AGENT = "topicrawl/0.1 (+https://example.invalid/topicrawl)"
 
+HOUR = 3600.0
+DAY = 24 * HOUR
+WEEK = 7 * DAY
+# Parse workers are processes of ~100 MB each: more than a few per core only adds memory.
+WORKERS_PER_CORE = 4
+
+# Environment values arrive undecoded (NoDecode) so that plain strings can be read as lists.
+ListSetting = Annotated[tuple[str, ...], NoDecode]
+PatternSetting = Annotated[tuple[str, ...], NoDecode]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_MEDIA_TYPE = re.compile(r"[A-Za-z0-9][\w.+-]*/(\*|[A-Za-z0-9][\w.+-]*)")
+_HOST = re.compile(r"[^\s/:?#@\\]+")
+
+
+def _comma_list(value: object) -> object:
+    return parse_list(value, split=True)
+
+
+def _pattern_list(value: object) -> object:
+    return parse_list(value, split=False)
+
+
+def _no_control_characters(value: str) -> str:
+    found = _CONTROL.search(value)
+    if found:
+        raise ValueError(
+            f"contains the control character {found.group()!r} at position {found.start()};"
+            " header values and URLs must be one line of printable text"
+        )
+    return value
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # No NaN or infinity anywhere: an infinite timeout hangs a fetch instead of ending it.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class FetchSettings(_Section):
     """How single requests are made."""
 
     user_agent: str = Field(
-        DEFAULT_USER_AGENT, description="User-Agent header and robots.txt agent."
+        DEFAULT_USER_AGENT,
+        min_length=1,
+        max_length=512,
+        description="User-Agent header and robots.txt agent (no control characters).",
     )
-    timeout: float = Field(20.0, gt=0, description="Seconds for a whole request, body included.")
-    connect_timeout: float = Field(10.0, gt=0, description="Seconds to open a connection.")
+    timeout: float = Field(
+        20.0, gt=0, le=HOUR, description="Seconds for a whole request, body included."
+    )
+    connect_timeout: float = Field(10.0, gt=0, le=HOUR, description="Seconds to open a connection.")
     max_body_bytes: int = Field(
-        5_000_000, gt=0, description="Cap on a body after decompression; larger bodies fail."
+        5_000_000,
+        gt=0,
+        le=2**30,
+        description="Cap on a body after decompression; larger bodies fail.",
     )
-    max_redirects: int = Field(5, ge=0, description="Redirect hops followed before giving up.")
-    max_url_length: int = Field(2048, gt=0, description="Longer URLs are not fetched.")
-    retries: int = Field(2, ge=0, description="Retries for timeouts, 5xx and 429.")
-    backoff_base: float = Field(0.5, ge=0, description="First retry waits about this long.")
-    backoff_max: float = Field(30.0, ge=0, description="No retry waits longer (Retry-After too).")
-    content_types: tuple[str, ...] = Field(
+    max_redirects: int = Field(
+        5, ge=0, le=100, description="Redirect hops followed before giving up."
+    )
+    max_url_length: int = Field(2048, ge=16, le=65_536, description="Longer URLs are not fetched.")
+    retries: int = Field(2, ge=0, le=20, description="Retries for timeouts, 5xx and 429.")
+    backoff_base: float = Field(
+        0.5, ge=0, le=HOUR, description="First retry waits about this long."
+    )
+    backoff_max: float = Field(
+        30.0, ge=0, le=DAY, description="No retry waits longer (Retry-After too)."
+    )
+    content_types: ListSetting = Field(
         ("text/html", "application/xhtml+xml"),
-        description="Content types whose bodies are kept and parsed.",
+        min_length=1,
+        description="Content types whose bodies are kept and parsed (type/subtype or type/*).",
     )
-    proxies: tuple[str, ...] = Field((), description="Proxy URLs; empty means direct.")
+    proxies: ListSetting = Field((), description="Proxy URLs; empty means direct.")
     proxy_max_latency: float = Field(
-        2.0, gt=0, description="Proxies slower than this (seconds, moving average) are benched."
+        2.0,
+        gt=0,
+        le=HOUR,
+        description="Proxies slower than this (seconds, moving average) are benched.",
     )
-    proxy_bench_seconds: float = Field(60.0, gt=0, description="How long a proxy stays benched.")
-    connections: int = Field(100, gt=0, description="Total open connections.")
+    proxy_bench_seconds: float = Field(
+        60.0, gt=0, le=DAY, description="How long a proxy stays benched."
+    )
+    connections: int = Field(100, gt=0, le=10_000, description="Total open connections.")
+
+    _lists = field_validator("content_types", "proxies", mode="before")(_comma_list)
+
+    @field_validator("user_agent")
+    @classmethod
+    def _header_value(cls, value: str) -> str:
+        return _no_control_characters(value)
+
+    @field_validator("content_types")
+    @classmethod
+    def _media_types(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            if not _MEDIA_TYPE.fullmatch(value):
+                raise ValueError(f"{value!r} is not a media type such as text/html or text/*")
+        return values
+
+    @field_validator("proxies")
+    @classmethod
+    def _proxy_urls(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            _no_control_characters(value)
+            if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+                raise ValueError("each proxy must be an http:// or https:// URL without spaces")
+        return values
 
 
 class PolitenessSettings(_Section):
     """How gently each host is treated."""
 
-    delay: float = Field(0.0, ge=0, description="Minimum seconds between requests to a host.")
-    per_host: int = Field(8, gt=0, description="Concurrent requests to one host.")
+    delay: float = Field(
+        0.0, ge=0, le=HOUR, description="Minimum seconds between requests to a host."
+    )
+    per_host: int = Field(8, gt=0, le=1000, description="Concurrent requests to one host.")
     obey_robots: bool = Field(True, description="Honour robots.txt rules and Crawl-delay.")
-    max_crawl_delay: float = Field(30.0, ge=0, description="Cap on a robots.txt Crawl-delay.")
+    max_crawl_delay: float = Field(
+        30.0, ge=0, le=DAY, description="Cap on a robots.txt Crawl-delay."
+    )
     robots_error_ttl: float = Field(
-        600.0, gt=0, description="Seconds a host stays disallowed after robots.txt gave a 5xx."
+        600.0,
+        gt=0,
+        le=WEEK,
+        description="Seconds a host stays disallowed after robots.txt gave a 5xx.",
     )
 
 
 class ScopeSettings(_Section):
     """Which URLs the crawl may follow."""
 
-    allowed_domains: tuple[str, ...] = Field(
+    allowed_domains: ListSetting = Field(
         (), description="Registered domains or hosts to stay within; empty means the seeds'."
     )
-    include: tuple[str, ...] = Field((), description="Regexes a URL must match (any of them).")
-    exclude: tuple[str, ...] = Field((), description="Regexes that rule a URL out.")
-    max_depth: int = Field(50, ge=0, description="Links deeper than this are not followed.")
+    include: PatternSetting = Field((), description="Regexes a URL must match (any of them).")
+    exclude: PatternSetting = Field((), description="Regexes that rule a URL out.")
+    max_depth: int = Field(
+        50, ge=0, le=1_000_000, description="Links deeper than this are not followed."
+    )
     follow_nofollow: bool = Field(False, description="Follow rel=nofollow links too.")
+
+    _lists = field_validator("allowed_domains", mode="before")(_comma_list)
+    _patterns = field_validator("include", "exclude", mode="before")(_pattern_list)
+
+    @field_validator("allowed_domains")
+    @classmethod
+    def _hosts(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            if not _HOST.fullmatch(value):
+                raise ValueError(
+                    f"{value!r} is not a domain or host name (no scheme, path, port or spaces)"
+                )
+        return values
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _regexes(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"{value!r} is not a valid regex: {exc}") from exc
+        return values
 
 
 class FrontierSettings(_Section):
     """The queue of URLs to fetch."""
 
     kind: Literal["memory", "sqlite"] = Field("sqlite", description="Where the frontier lives.")
-    lease_ttl: float = Field(300.0, gt=0, description="Seconds before an un-acked lease expires.")
-    bloom_capacity: int = Field(1_000_000, gt=0, description="URLs the Bloom filter is sized for.")
-    bloom_error_rate: float = Field(1e-7, gt=0, lt=1, description="Bloom false-positive rate.")
+    lease_ttl: float = Field(
+        300.0, gt=0, le=WEEK, description="Seconds before an un-acked lease expires."
+    )
+    bloom_capacity: int = Field(
+        1_000_000, gt=0, le=10**9, description="URLs the Bloom filter is sized for."
+    )
+    bloom_error_rate: float = Field(1e-7, ge=1e-12, lt=1, description="Bloom false-positive rate.")
 
 
 class StorageSettings(_Section):
     """Where results are kept."""
 
-    url: str = Field("topicrawl.db", description="SQLite file path, or a postgresql:// URL.")
-    batch_size: int = Field(200, gt=0, description="Rows written per batch.")
-    flush_interval: float = Field(1.0, gt=0, description="Seconds between batch writes.")
+    url: str = Field(
+        "topicrawl.db", min_length=1, description="SQLite file path, or a postgresql:// URL."
+    )
+    batch_size: int = Field(200, gt=0, le=100_000, description="Rows written per batch.")
+    flush_interval: float = Field(1.0, gt=0, le=HOUR, description="Seconds between batch writes.")
     keep_body: bool = Field(False, description="Keep raw bodies (needed for WARC export).")
+
+    @field_validator("url")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("is empty: give a SQLite file path or a postgresql:// URL")
+        return _no_control_characters(value)
 
 
 class CrawlSettings(BaseSettings):
@@ -116,11 +269,14 @@ class CrawlSettings(BaseSettings):
         env_nested_delimiter="__",
         extra="forbid",
         frozen=True,
+        allow_inf_nan=False,
     )
 
-    seeds: tuple[str, ...] = Field((), description="Start URLs.")
-    topics: tuple[str, ...] = Field((), description="Topic keyword strings, one per topic.")
-    strategy: str = Field("bfs", description="Crawl policy: bfs, best-first, shark, focused.")
+    seeds: ListSetting = Field((), description="Start URLs.")
+    topics: ListSetting = Field((), description="Topic keyword strings, one per topic.")
+    strategy: str = Field(
+        "bfs", min_length=1, description="Crawl policy: bfs, best-first, shark, focused."
+    )
     strategy_options: dict[str, float | int | bool | str | list[str]] = Field(
         default_factory=dict,
         description="Options of the strategy (e.g. decay, threshold); checked by the strategy.",
@@ -129,12 +285,15 @@ class CrawlSettings(BaseSettings):
         False,
         description="Also seed from the seed hosts' sitemaps (robots.txt, else /sitemap.xml).",
     )
-    feeds: tuple[str, ...] = Field((), description="RSS/Atom feed URLs whose entries seed.")
-    max_pages: int = Field(1000, ge=0, description="Stop after this many fetched pages (0 = none).")
+    feeds: ListSetting = Field((), description="RSS/Atom feed URLs whose entries seed.")
+    max_pages: int = Field(
+        1000, ge=0, le=10**9, description="Stop after this many fetched pages (0 = none)."
+    )
     concurrency: int = Field(16, gt=0, description="Requests in flight at once.")
     pages_in_hand: int = Field(
         0,
         ge=0,
+        le=100_000,
         description=(
             "URLs worked on at once (fetched, parsed or stored); 0 = 3 x concurrency for bfs,"
             " concurrency for scoring strategies. Above concurrency, requests go on while"
@@ -143,7 +302,11 @@ class CrawlSettings(BaseSettings):
         ),
     )
     parse_workers: int = Field(
-        -1, ge=-1, description="HTML parsing processes; 0 parses in-process, -1 = cores - 1."
+        -1,
+        ge=-1,
+        description=(
+            "HTML parsing processes; 0 parses in-process, -1 = cores - 1; at most 4 x cores."
+        ),
     )
     fetch: FetchSettings = FetchSettings()
     politeness: PolitenessSettings = PolitenessSettings()
@@ -151,13 +314,56 @@ class CrawlSettings(BaseSettings):
     frontier: FrontierSettings = FrontierSettings()
     storage: StorageSettings = StorageSettings()
 
+    _lists = field_validator("seeds", "topics", "feeds", mode="before")(_comma_list)
+
     @field_validator("seeds", "feeds")
     @classmethod
     def _seeds_are_http(cls, seeds: tuple[str, ...]) -> tuple[str, ...]:
         for seed in seeds:
             if not seed.startswith(("http://", "https://")):
                 raise ValueError(f"{seed!r} is not an http(s) URL")
+            _no_control_characters(seed)
         return seeds
+
+    @field_validator("topics")
+    @classmethod
+    def _topics_have_words(cls, topics: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not topic.strip() for topic in topics):
+            raise ValueError("a topic is empty: give its keywords, e.g. 'java thread'")
+        return topics
+
+    @field_validator("strategy_options", mode="before")
+    @classmethod
+    def _finite_options(cls, options: object) -> object:
+        # Before validation: JSON's NaN and Infinity would otherwise fail every member of the
+        # value's union, each with its own message.
+        if isinstance(options, dict):
+            for name, value in options.items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise ValueError(f"option {name!r} is {value}: give a finite number")
+        return options
+
+    @field_validator("parse_workers")
+    @classmethod
+    def _workers_within_cores(cls, workers: int) -> int:
+        cores = usable_cores()
+        if workers > WORKERS_PER_CORE * cores:
+            raise ValueError(
+                f"{workers} parse workers for {cores} cores: at most {WORKERS_PER_CORE * cores}"
+                f" ({WORKERS_PER_CORE} per core; each is a process of about 100 MB), or -1 for"
+                " cores - 1"
+            )
+        return workers
+
+    @model_validator(mode="after")
+    def _lease_outlasts_a_request(self) -> Self:
+        if self.frontier.lease_ttl <= self.fetch.timeout:
+            raise ValueError(
+                f"frontier.lease_ttl ({self.frontier.lease_ttl:g} s) must be longer than "
+                f"fetch.timeout ({self.fetch.timeout:g} s): a lease would expire, and its URL "
+                "be fetched again, while the first request still runs"
+            )
+        return self
 
     @classmethod
     def settings_customise_sources(
@@ -169,7 +375,9 @@ class CrawlSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Precedence: arguments in code > environment > TOML file (when one is given).
-        return (init_settings, env_settings, *_toml_sources(settings_cls))
+        # The environment source names the variable when a value cannot be decoded.
+        environment = EnvironmentSource(settings_cls)
+        return (init_settings, environment, *_toml_sources(settings_cls))
 
 
 _toml_path: Path | None = None
@@ -199,14 +407,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> CrawlSettings:
     try:
         return CrawlSettings(**overrides)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc)) from exc
+        raise ConfigError(describe_invalid(exc, overrides, path)) from exc
+    except SettingsError as exc:
+        raise ConfigError(describe_unreadable(exc)) from exc
     finally:
         _toml_path = None
-
-
-def _describe(exc: ValidationError) -> str:
-    lines = ["invalid settings:"]
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "(root)"
-        lines.append(f"  {where}: {error['msg']}")
-    return "\n".join(lines)

@@ -19,6 +19,7 @@ from topicrawl.engine.parsing import PageParser, default_parse_workers
 from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
 from topicrawl.focus import BfsStrategy, make_strategy
 from topicrawl.frontier import MemoryFrontier, SqliteFrontier
+from topicrawl.frontier.sqlite import frontier_lock
 from topicrawl.parse.urls import InvalidUrl, Scope, canonicalize, registered_domain
 from topicrawl.storage import SqlStorage
 
@@ -280,6 +281,10 @@ async def open_crawl(
         in_hand = settings.concurrency
         if frontier is None:
             in_hand = _pages_in_hand(settings, strategy)
+            path = sqlite_path(settings.storage.url)
+            if settings.frontier.kind == "memory" and path is not None:
+                # The lock the SQLite frontier takes: one crawl at a time on a database.
+                stack.enter_context(frontier_lock(path))
             frontier = await _open_frontier(settings, in_hand)
             stack.push_async_callback(frontier.close)
         proxies = (

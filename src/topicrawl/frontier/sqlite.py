@@ -44,7 +44,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -71,7 +71,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: no cross-process lock
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["SqliteFrontier"]
+__all__ = ["SqliteFrontier", "frontier_lock"]
 
 logger = logging.getLogger(__name__)
 
@@ -666,6 +666,23 @@ def _request_from_row(row: tuple[Any, ...], score: float) -> Request:
         inherited=inherited,
         reasons=MappingProxyType(json.loads(reasons)) if reasons else EMPTY_REASONS,
     )
+
+
+@contextlib.contextmanager
+def frontier_lock(path: Path) -> Iterator[None]:
+    """Hold the lock a :class:`SqliteFrontier` on ``path`` holds, without opening its tables:
+    a crawl keeping its frontier elsewhere (in memory) on the same database takes it, so two
+    crawls of one database are refused whichever frontier each uses.
+
+    Raises:
+        FrontierError: another frontier or crawl holds it.
+    """
+    fd = _lock(path)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _lock(path: Path) -> int | None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from topicrawl.storage.export import (
     EXPORT_FIELDS,
+    FAILURE_FIELDS,
     ArchiveSource,
     export_csv,
+    export_failures_csv,
+    export_failures_jsonl,
     export_jsonl,
     export_warc,
 )
@@ -16,6 +19,7 @@ from topicrawl.storage.target import DatabaseTarget, parse_target
 
 __all__ = [
     "EXPORT_FIELDS",
+    "FAILURE_FIELDS",
     "LATEST_VERSION",
     "MIGRATIONS",
     "ArchiveSource",
@@ -26,6 +30,8 @@ __all__ = [
     "StorageStats",
     "StoredRun",
     "export_csv",
+    "export_failures_csv",
+    "export_failures_jsonl",
     "export_jsonl",
     "export_warc",
     "parse_target",

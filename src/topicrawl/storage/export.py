@@ -1,8 +1,13 @@
-"""Export stored pages as JSON Lines, CSV or WARC: one record per page, in fetch order.
+"""Export stored pages as JSON Lines, CSV or WARC (one record per page, in fetch order), and
+stored failures as JSON Lines or CSV (one record per failed URL).
 
-Every format carries the same fields (:data:`EXPORT_FIELDS`); ``fetched_at`` is ISO 8601 in
-UTC. CSV cells are written as stored: a spreadsheet may treat a hostile title that starts with
-``=`` as a formula, so open exported CSV as text, or prefer JSONL.
+Every page format carries the same fields (:data:`EXPORT_FIELDS`), every failure format
+:data:`FAILURE_FIELDS`; times are ISO 8601 in UTC.
+
+CSV cells are escaped against formula injection as OWASP advises: a text cell that starts
+with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a hostile page's title, a URL)
+gets a leading ``'``, so that a spreadsheet shows it as text instead of running it. Numbers
+are written as they are. JSONL is never escaped: use it to get values exactly as stored.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO, runtime_checkable
 
-from topicrawl.core.models import Page
+from topicrawl.core.models import FetchFailure, Page
 from topicrawl.core.protocols import Storage
 from topicrawl.storage.rows import ArchivedPage
 
@@ -25,10 +30,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXPORT_FIELDS",
+    "FAILURE_FIELDS",
     "ArchiveSource",
+    "csv_cell",
     "export_csv",
+    "export_failures_csv",
+    "export_failures_jsonl",
     "export_jsonl",
     "export_warc",
+    "failure_record",
     "iso_utc",
     "page_record",
 ]
@@ -49,6 +59,20 @@ EXPORT_FIELDS: tuple[str, ...] = (
     "duplicate_of",
     "size",
 )
+
+FAILURE_FIELDS: tuple[str, ...] = (
+    "url",
+    "kind",
+    "status",
+    "message",
+    "at",
+    "depth",
+    "parent_url",
+    "attempts",
+)
+
+# What a spreadsheet reads as the start of a formula (OWASP, CSV injection).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 # Response headers that described the body on the wire: the stored body is already decoded
 # and de-chunked, so they would misdescribe it in the archive.
@@ -89,6 +113,38 @@ def page_record(page: Page) -> dict[str, Any]:
     }
 
 
+def failure_record(failure: FetchFailure) -> dict[str, Any]:
+    """The exported fields of ``failure``, in :data:`FAILURE_FIELDS` order."""
+    return {
+        "url": failure.url,
+        "kind": failure.kind.value,
+        "status": failure.status,
+        "message": failure.message,
+        "at": iso_utc(failure.at),
+        "depth": failure.depth,
+        "parent_url": failure.parent_url,
+        "attempts": failure.attempts,
+    }
+
+
+def csv_cell(value: object) -> object:
+    """``value`` safe to open in a spreadsheet: text that would start a formula gets a
+    leading ``'`` (OWASP's advice against CSV injection); other values are unchanged."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def _csv_writer(out: TextIO, fields: tuple[str, ...]) -> csv.DictWriter[str]:
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\r\n")
+    writer.writeheader()
+    return writer
+
+
+def _csv_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: csv_cell(value) for name, value in record.items()}
+
+
 async def export_jsonl(storage: Storage, out: TextIO, *, with_text: bool = False) -> int:
     """Write one JSON object per page and line; return how many were written.
 
@@ -109,13 +165,34 @@ async def export_jsonl(storage: Storage, out: TextIO, *, with_text: bool = False
 async def export_csv(storage: Storage, out: TextIO) -> int:
     """Write a header row and one row per page; return how many pages were written.
 
-    Empty cells stand for missing values (``None``). Open ``out`` with ``newline=""``.
+    Empty cells stand for missing values (``None``); text cells are escaped with
+    :func:`csv_cell`. Open ``out`` with ``newline=""``.
     """
-    writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS, lineterminator="\r\n")
-    writer.writeheader()
+    writer = _csv_writer(out, EXPORT_FIELDS)
     written = 0
     async for page in storage.iter_pages():
-        writer.writerow(page_record(page))
+        writer.writerow(_csv_row(page_record(page)))
+        written += 1
+    return written
+
+
+async def export_failures_jsonl(storage: Storage, out: TextIO) -> int:
+    """Write one JSON object per stored failure and line; return how many were written."""
+    written = 0
+    async for failure in storage.iter_failures():
+        out.write(json.dumps(failure_record(failure), ensure_ascii=False))
+        out.write("\n")
+        written += 1
+    return written
+
+
+async def export_failures_csv(storage: Storage, out: TextIO) -> int:
+    """Write a header row and one row per stored failure (escaped as :func:`export_csv`
+    does); return how many were written."""
+    writer = _csv_writer(out, FAILURE_FIELDS)
+    written = 0
+    async for failure in storage.iter_failures():
+        writer.writerow(_csv_row(failure_record(failure)))
         written += 1
     return written
 

@@ -30,6 +30,7 @@ from sqlalchemy import (
     Table,
     Text,
     bindparam,
+    delete,
     func,
     insert,
     inspect,
@@ -37,7 +38,7 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from topicrawl.core.errors import StorageError
 from topicrawl.core.models import Link
@@ -53,7 +54,14 @@ from topicrawl.storage.schema import (
     schema_version,
 )
 
-__all__ = ["LATEST_VERSION", "MIGRATIONS", "Migration", "create_tables", "migrate"]
+__all__ = [
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "Migration",
+    "check_readable",
+    "create_tables",
+    "migrate",
+]
 
 # Any fixed 64-bit number: it names "topicrawl schema migration" among advisory locks.
 _PG_MIGRATION_LOCK = 0x746F706963726177
@@ -157,6 +165,26 @@ def _links_into_pages(connection: Connection) -> None:
     _v1_links.drop(connection)
 
 
+def _one_failure_per_url(connection: Connection) -> None:
+    """Keep the last saved failure of each URL and make ``failures.url`` unique.
+
+    Before version 5 a URL that failed, was leased again after a crash (its failure stored,
+    its ack not yet) and failed again got a second row.
+    """
+    indexes = inspect(connection).get_indexes("failures")
+    if any(index["column_names"] == ["url"] and index["unique"] for index in indexes):
+        return
+    latest = select(func.max(failures.c.id)).group_by(failures.c.url)
+    connection.execute(delete(failures).where(failures.c.id.not_in(latest)))
+    preparer = connection.dialect.identifier_preparer
+    for old in indexes:
+        if old["column_names"] == ["url"] and old["name"]:
+            connection.execute(text(f"DROP INDEX {preparer.quote(old['name'])}"))
+    for index in failures.indexes:
+        if [column.name for column in index.columns] == ["url"]:
+            index.create(connection)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, pages, links and failures", _create_v1),
     Migration(2, "links packed into pages.links; links table dropped", _links_into_pages),
@@ -166,6 +194,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         create_tables(*TRACKING_TABLES),
     ),
     Migration(4, "focused crawling: page labels, learned state", create_tables(*FOCUS_TABLES)),
+    Migration(5, "one failure per URL; failures.url unique", _one_failure_per_url),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -216,3 +245,34 @@ async def migrate(
         )
         applied.append(migration.version)
     return applied
+
+
+# The oldest schema whose pages and failures this topicrawl reads as they are (pages.links).
+_OLDEST_READABLE = 2
+
+
+async def check_readable(engine: AsyncEngine, *, display: str) -> int:
+    """The schema version of a database to be read without migrating it.
+
+    Raises:
+        StorageError: it is not a topicrawl database, or its schema is too old or too new to
+            read as it is.
+    """
+    async with engine.connect() as connection:
+        if not await connection.run_sync(lambda sync: inspect(sync).has_table("schema_version")):
+            raise StorageError(
+                f"{display} is not a topicrawl database (it has no schema_version table)"
+            )
+        found = (await connection.execute(select(func.max(schema_version.c.version)))).scalar()
+    version = int(found or 0)
+    if version > LATEST_VERSION:
+        raise StorageError(
+            f"{display} has schema version {version} but this topicrawl knows only up to "
+            f"{LATEST_VERSION}: upgrade topicrawl"
+        )
+    if version < _OLDEST_READABLE:
+        raise StorageError(
+            f"{display} has schema version {version}, too old to read as it is: open it "
+            "once with write access (e.g. resume its crawl) to migrate it"
+        )
+    return version

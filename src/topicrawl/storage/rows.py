@@ -182,10 +182,12 @@ def prepare_batch(
             row = (*row[:_BODY_AT], body, *row[_BODY_AT + 1 :])
         # Two URLs that differ only in unstorable characters become one row; the later wins.
         by_url[row[0]] = row
-    return PreparedBatch(
-        page_rows=list(by_url.values()),
-        failure_rows=[failure_row(failure, run_id=run_id) for failure, run_id in failed],
-    )
+    # One row per URL in a statement: PostgreSQL refuses to upsert a row twice in one.
+    failed_by_url: dict[str, tuple[Any, ...]] = {}
+    for failure, run_id in failed:
+        failed_row = failure_row(failure, run_id=run_id)
+        failed_by_url[failed_row[0]] = failed_row
+    return PreparedBatch(page_rows=list(by_url.values()), failure_rows=list(failed_by_url.values()))
 
 
 def decode_body(blob: bytes | None) -> bytes | None:

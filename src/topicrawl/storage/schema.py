@@ -113,11 +113,14 @@ pages = Table(
     Column("links", LargeBinary, nullable=True, comment="outgoing links, see storage.outlinks"),
 )
 
+# One row per URL, like pages: a failure saved again (the URL's lease came back after a crash
+# and it failed again) replaces the stored one, keeping its place; a late write of an older
+# failure never replaces a newer one. Unique since schema version 5.
 failures = Table(
     "failures",
     metadata,
     Column("id", Id, primary_key=True, autoincrement=True),
-    Column("url", Text, nullable=False, index=True),
+    Column("url", Text, nullable=False, index=True, unique=True),
     Column("kind", Text, nullable=False),
     Column("message", Text, nullable=False),
     Column("status", Integer, nullable=True),

@@ -32,7 +32,7 @@ from topicrawl.core.models import FetchFailure, Page
 from topicrawl.storage.buffer import WriteBuffer
 from topicrawl.storage.errors import with_retries
 from topicrawl.storage.hashes import HashFilter
-from topicrawl.storage.migrations import migrate
+from topicrawl.storage.migrations import check_readable, migrate
 from topicrawl.storage.rows import (
     ArchivedPage,
     PendingPage,
@@ -127,6 +127,10 @@ class SqlStorage:
             filter of the stored hashes (loaded at open) instead of the database. ``None``
             (default) means on for SQLite, off for PostgreSQL, whose database other workers
             write to as well.
+        read_only: only read: nothing is written, not even migrations, so a database on
+            read-only media (or one another process writes) can be read; saving raises
+            :class:`~topicrawl.core.errors.StorageError`. The database must exist and have
+            a schema this topicrawl can read.
 
     Raises:
         ConfigError: ``url`` is malformed or names an unsupported database.
@@ -144,6 +148,7 @@ class SqlStorage:
         retries: int = 4,
         retry_backoff: float = 0.25,
         hash_filter: bool | None = None,
+        read_only: bool = False,
     ) -> None:
         if batch_size < 1 or flush_interval <= 0 or retries < 0 or retry_backoff < 0:
             raise ValueError(
@@ -157,6 +162,7 @@ class SqlStorage:
         self._connect_timeout = connect_timeout
         self._retries = retries
         self._retry_backoff = retry_backoff
+        self._read_only = read_only
         # Past this many buffered pages, save_page waits for a write instead of growing memory.
         self._max_buffered = batch_size * 8
 
@@ -175,6 +181,7 @@ class SqlStorage:
         self._buffer = WriteBuffer()
         self._last_yield = 0.0
         use_filter = self._target.dialect == "sqlite" if hash_filter is None else hash_filter
+        use_filter = use_filter and not read_only
         self._hashes: HashFilter | None = HashFilter() if use_filter else None
 
         self._pages_written = 0
@@ -230,8 +237,14 @@ class SqlStorage:
         if self._engine is not None:
             return
         engine = create_engine(
-            self._target, busy_timeout=self._busy_timeout, connect_timeout=self._connect_timeout
+            self._target,
+            busy_timeout=self._busy_timeout,
+            connect_timeout=self._connect_timeout,
+            read_only=self._read_only,
         )
+        if self._read_only:
+            await self._open_for_reading(engine)
+            return
         writer = engine.execution_options(**{WRITE_OPTION: True})
         try:
             # No retries: an unreachable or locked database at start is reported at once.
@@ -256,6 +269,24 @@ class SqlStorage:
                 raise
         self._statements = Statements(engine.dialect)
         self._start_flusher()
+
+    async def _open_for_reading(self, engine: AsyncEngine) -> None:
+        try:
+            await self._attempt(
+                "opening the database to read",
+                partial(check_readable, engine, display=self._target.display),
+                retries=0,
+            )
+        except BaseException:
+            await engine.dispose()
+            raise
+        self._engine = engine
+        self._reader = (
+            engine.execution_options(isolation_level="AUTOCOMMIT")
+            if self._target.dialect == "postgresql"
+            else engine
+        )
+        self._statements = Statements(engine.dialect)
 
     def _start_flusher(self) -> None:
         self._flusher = asyncio.create_task(self._flush_loop(), name="topicrawl-storage-writer")
@@ -450,6 +481,8 @@ class SqlStorage:
 
     def _check_writable(self) -> None:
         self._check_open()
+        if self._read_only:
+            raise StorageError(f"storage {self._target.display} was opened read-only")
         if self._flusher is not None and self._flusher.done() and not self._stopping:
             # It died of an unexpected error (logged and recorded by _flusher_done).
             self._start_flusher()

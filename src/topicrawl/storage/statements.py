@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -106,7 +106,7 @@ class RowStatement:
 
 
 class Statements:
-    """The page upsert, the failure insert and the content-hash lookup, as SQL text for one
+    """The page upsert, the failure upsert and the content-hash lookup, as SQL text for one
     dialect, each taking a tuple in a fixed column order."""
 
     def __init__(self, dialect: Dialect) -> None:
@@ -124,8 +124,15 @@ class Statements:
         self.upsert_page = RowStatement(
             _compile(upsert, dialect, PAGE_COLUMNS), PAGE_COLUMNS, max_variables=max_variables
         )
+        failure_upsert = dialect_insert(failures)
+        failure_upsert = failure_upsert.on_conflict_do_update(
+            index_elements=[failures.c.url],
+            set_={name: failure_upsert.excluded[name] for name in FAILURE_COLUMNS if name != "url"},
+            # As for pages: a late write of an older failure never replaces a newer one.
+            where=failures.c.at <= failure_upsert.excluded.at,
+        )
         self.insert_failure = RowStatement(
-            _compile(insert(failures), dialect, FAILURE_COLUMNS),
+            _compile(failure_upsert, dialect, FAILURE_COLUMNS),
             FAILURE_COLUMNS,
             max_variables=max_variables,
         )
@@ -164,8 +171,7 @@ def _compile(
 async def write_batch(
     connection: AsyncConnection, statements: Statements, batch: PreparedBatch
 ) -> None:
-    """Upsert a batch's pages (links included) and add its failures, in the caller's
-    transaction."""
+    """Upsert a batch's pages (links included) and failures, in the caller's transaction."""
     for statement, rows in (
         (statements.upsert_page, batch.page_rows),
         (statements.insert_failure, batch.failure_rows),

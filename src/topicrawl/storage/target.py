@@ -16,6 +16,7 @@ import logging
 import re
 import sqlite3
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -142,9 +143,17 @@ _PG_SESSION = {
 
 
 def create_engine(
-    target: DatabaseTarget, *, busy_timeout: float, connect_timeout: float
+    target: DatabaseTarget,
+    *,
+    busy_timeout: float,
+    connect_timeout: float,
+    read_only: bool = False,
 ) -> AsyncEngine:
     """Build the async engine: aiosqlite with WAL for SQLite, an asyncpg pool for PostgreSQL.
+
+    With ``read_only``, nothing is ever written: a SQLite file is opened with ``mode=ro`` (or
+    ``immutable=1`` where even that cannot open it, e.g. a WAL database on read-only media)
+    and set ``query_only``; PostgreSQL sessions default to read-only transactions.
 
     Raises:
         ConfigError: the driver for the target is not installed, or the SQLite path is a
@@ -152,11 +161,15 @@ def create_engine(
         StorageError: the SQLite file's directory cannot be created.
     """
     if target.dialect == "sqlite":
+        if read_only:
+            return _sqlite_reader(target, busy_timeout=busy_timeout)
         return _sqlite_engine(target, busy_timeout=busy_timeout)
     connect_args: dict[str, Any] = {
         "timeout": connect_timeout,
         "server_settings": {"application_name": target.application_name, **_PG_SESSION},
     }
+    if read_only:
+        connect_args["server_settings"]["default_transaction_read_only"] = "on"
     if target.schema is not None:
         connect_args["server_settings"]["search_path"] = target.schema
     try:
@@ -209,6 +222,64 @@ def _sqlite_engine(target: DatabaseTarget, *, busy_timeout: float) -> AsyncEngin
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def _sqlite_reader(target: DatabaseTarget, *, busy_timeout: float) -> AsyncEngine:
+    path = target.path
+    assert path is not None
+    if path.is_dir():
+        raise ConfigError(f"SQLite database path {path} is a directory: give a file path")
+    location = "file:" + urllib.parse.quote(str(path.resolve()))
+    mode = _read_only_mode(location, path)
+    url = URL.create("sqlite+aiosqlite", database=location, query={**mode, "uri": "true"})
+    engine = create_async_engine(url, connect_args={"timeout": busy_timeout})
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        try:
+            cursor = dbapi_connection.cursor()
+            try:
+                cursor.execute("PRAGMA query_only=ON")
+                cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+            finally:
+                cursor.close()
+        except BaseException:
+            dbapi_connection.close()
+            raise
+
+    return engine
+
+
+def _read_only_mode(location: str, path: Path) -> dict[str, str]:
+    """``mode=ro`` when SQLite can read the file that way, else ``immutable=1``.
+
+    A WAL database needs its ``-shm`` file even to be read; on read-only media (or in a
+    directory we may not write) SQLite cannot create it and ``mode=ro`` fails to open.
+    ``immutable=1`` reads the main file alone, without locks: right for media nothing
+    writes to, and it cannot see writes still in a ``-wal`` file, which is said.
+    """
+    try:
+        probe = sqlite3.connect(f"{location}?mode=ro", uri=True)
+        try:
+            probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            probe.close()
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc) and "readonly" not in str(exc):
+            raise StorageError(f"cannot read SQLite database {path}: {exc}") from exc
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            _log.warning(
+                "%s cannot be opened for reading with its write-ahead log (%s); reading the "
+                "main file alone, without the writes still in %s. Copy the database with "
+                "its -wal file to writable storage to read them.",
+                path,
+                exc,
+                wal,
+            )
+        return {"immutable": "1"}
+    return {"mode": "ro"}
 
 
 def _switch_to_wal(cursor: Any, busy_timeout: float) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,8 +14,18 @@ from typing import Any
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from topicrawl.core.models import Page
-from topicrawl.storage import EXPORT_FIELDS, SqlStorage, export_csv, export_jsonl, export_warc
+from topicrawl.core.errors import StorageError
+from topicrawl.core.models import ErrorKind, FetchFailure, Page
+from topicrawl.storage import (
+    EXPORT_FIELDS,
+    FAILURE_FIELDS,
+    SqlStorage,
+    export_csv,
+    export_failures_csv,
+    export_failures_jsonl,
+    export_jsonl,
+    export_warc,
+)
 
 BODY = "<html><head><title>Café</title></head><body>Ünïcode body</body></html>".encode()
 
@@ -165,3 +176,85 @@ async def test_an_empty_storage_exports_nothing(tmp_path: Path) -> None:
         assert await export_csv(empty, csv_out) == 0
         assert csv_out.getvalue().strip() == ",".join(EXPORT_FIELDS)
         assert await export_warc(empty, io.BytesIO()) == 0
+
+
+# -- issue 26 item 6: CSV injection, failures, read-only databases ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("title", "cell"),
+    [
+        ('=HYPERLINK("http://evil/")', '\'=HYPERLINK("http://evil/")'),
+        ("+1+2", "'+1+2"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "'\r=1"),
+        ("a=1", "a=1"),
+        ("", ""),
+    ],
+)
+async def test_csv_cells_that_would_start_a_formula_are_escaped(
+    tmp_path: Path, title: str, cell: str
+) -> None:
+    async with SqlStorage(str(tmp_path / "crawl.db")) as opened:
+        await opened.save_page(make_page(3, title=title, relevance=-0.5), run_id=1)
+        out = io.StringIO(newline="")
+        await export_csv(opened, out)
+    (row,) = csv.DictReader(io.StringIO(out.getvalue(), newline=""))
+    assert row["title"] == cell
+    # Numbers are not text: a negative relevance stays a number.
+    assert row["relevance"] == "-0.5"
+
+
+async def test_failures_export_as_jsonl_and_csv(tmp_path: Path) -> None:
+    failed = [
+        FetchFailure("https://a/", ErrorKind.TIMEOUT, "timed out", 1_714_564_800.0),
+        FetchFailure("https://b/", ErrorKind.HTTP_NOT_FOUND, "=1+1", 1_714_564_801.0, 404, 2,
+                     "https://a/", 3),
+    ]  # fmt: skip
+    async with SqlStorage(str(tmp_path / "crawl.db")) as opened:
+        for failure in failed:
+            await opened.save_failure(failure, run_id=1)
+        lines = io.StringIO()
+        assert await export_failures_jsonl(opened, lines) == 2
+        table = io.StringIO(newline="")
+        assert await export_failures_csv(opened, table) == 2
+    records = [json.loads(line) for line in lines.getvalue().splitlines()]
+    assert [tuple(r) for r in records] == [FAILURE_FIELDS] * 2
+    assert records[1] == {
+        "url": "https://b/",
+        "kind": "http_404",
+        "status": 404,
+        "message": "=1+1",
+        "at": "2024-05-01T12:00:01.000000Z",
+        "depth": 2,
+        "parent_url": "https://a/",
+        "attempts": 3,
+    }
+    rows = list(csv.DictReader(io.StringIO(table.getvalue(), newline="")))
+    assert [r["url"] for r in rows] == ["https://a/", "https://b/"]
+    assert rows[1]["message"] == "'=1+1"
+
+
+async def test_a_read_only_storage_reads_without_writing(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    async with SqlStorage(str(path)) as writer:
+        await writer.save_page(make_page(0), run_id=1)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    async with SqlStorage(str(path), read_only=True) as reader:
+        assert [p.url async for p in reader.iter_pages()] == [make_page(0).url]
+        with pytest.raises(StorageError, match="read-only"):
+            await reader.save_page(make_page(1), run_id=1)
+
+    assert path.read_bytes() == before["crawl.db"]
+
+
+async def test_a_read_only_storage_refuses_a_file_that_is_not_a_crawl(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE t (x)")
+    with pytest.raises(StorageError, match="not a topicrawl database"):
+        async with SqlStorage(str(path), read_only=True):
+            pass

@@ -212,3 +212,40 @@ async def test_links_of_a_version_1_database_move_into_their_pages(database_url:
             assert not await connection.run_sync(lambda c: inspect(c).has_table("links"))
     finally:
         await engine.dispose()
+
+
+# -- version 5: one failure per URL (issue 26) -------------------------------------------------
+
+
+async def test_duplicate_failures_of_a_version_4_database_become_one_per_url(
+    database_url: str,
+) -> None:
+    engine = create_engine(parse_target(database_url), busy_timeout=1.0, connect_timeout=5.0)
+    try:
+        async with engine.execution_options(**{WRITE_OPTION: True}).begin() as connection:
+            await migrate(connection, MIGRATIONS[:4])
+            # Version 4's shape: a plain index on failures.url.
+            await connection.execute(text("DROP INDEX ix_failures_url"))
+            await connection.execute(text("CREATE INDEX ix_failures_url ON failures (url)"))
+            for n, url in enumerate(["https://a/", "https://b/", "https://a/", "https://b/"]):
+                await connection.execute(
+                    text(
+                        "INSERT INTO failures (url, kind, message, at, depth, attempts) "
+                        "VALUES (:url, 'timeout', :message, :at, 0, 1)"
+                    ),
+                    {"url": url, "message": f"try {n}", "at": float(n)},
+                )
+    finally:
+        await engine.dispose()
+
+    async with SqlStorage(database_url) as storage:
+        kept = [(f.url, f.message) async for f in storage.iter_failures()]
+
+    assert kept == [("https://a/", "try 2"), ("https://b/", "try 3")]
+    engine = create_engine(parse_target(database_url), busy_timeout=1.0, connect_timeout=5.0)
+    try:
+        async with engine.connect() as connection:
+            indexes = await connection.run_sync(lambda c: inspect(c).get_indexes("failures"))
+    finally:
+        await engine.dispose()
+    assert [(ix["column_names"], ix["unique"]) for ix in indexes] == [(["url"], True)]
