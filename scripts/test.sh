@@ -10,4 +10,6 @@ scripts/system-deps.sh
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests
 .venv/bin/mypy
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Long benchmark-like tests are marked slow and left out; `scripts/test.sh -m ""` runs all of them,
+# `scripts/test.sh -m slow` only those (a later -m replaces this one).
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -m "not slow" "$@"
