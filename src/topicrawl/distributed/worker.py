@@ -47,13 +47,14 @@ from topicrawl.engine.build import open_crawl
 from topicrawl.engine.crawl import Crawler
 from topicrawl.storage import SqlStorage
 
-__all__ = ["HostAssigner", "WorkerReport", "merge_config", "run_worker"]
+__all__ = ["HostAssigner", "WorkerReport", "merge_config", "request_ttl", "run_worker"]
 
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[CrawlStats], None]
 
 _SETUP_WAIT = 60.0  # seconds a worker waits for another to start the storage run
+_POP_GATE = 0.05  # seconds an idle worker leaves Redis alone after an empty pop (see PopGate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,14 @@ class HostAssigner:
                 self._cache.clear()
             self._cache[host] = self._policy.owner(host, self._nodes)
         return self._cache[host]
+
+
+def request_ttl(settings: CrawlSettings) -> float:
+    """Seconds a request may take at most: its robots.txt, every try, the waits between, and
+    some slack. A request slot in Redis lasts this long unless given back sooner."""
+    fetch = settings.fetch
+    tries = fetch.retries + 1
+    return (tries + 1) * fetch.timeout + fetch.retries * fetch.backoff_max + 5.0
 
 
 def merge_config(settings: CrawlSettings, config: Mapping[str, Any]) -> CrawlSettings:
@@ -146,6 +155,7 @@ async def run_worker(
             default_delay=settings.politeness.delay,
             max_per_host=settings.politeness.per_host,
             lease_ttl=settings.frontier.lease_ttl,
+            request_ttl=request_ttl(settings),
             bloom_capacity=settings.frontier.bloom_capacity,
             bloom_error_rate=settings.frontier.bloom_error_rate,
             exact=distributed.exact_dedupe,
@@ -154,6 +164,7 @@ async def run_worker(
             steal_min=distributed.steal_min,
             retry_for=distributed.redis_retry_for,
             defer_acks=True,
+            pop_gate=_POP_GATE,
         )
         async with frontier:
             run_id = await _join_run(registry, settings)

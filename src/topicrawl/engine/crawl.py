@@ -24,7 +24,7 @@ import operator
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from topicrawl.core.errors import BlockedError, FetchError, StorageError
 from topicrawl.core.models import (
@@ -42,7 +42,7 @@ from topicrawl.engine.slots import RequestSlots
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
 
-__all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "HostPolicy"]
+__all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "FetchReports", "HostPolicy"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,14 @@ class CrawlDelays(Protocol):
     """Where a host's robots.txt Crawl-delay comes from."""
 
     async def crawl_delay(self, url: str) -> float | None: ...
+
+
+@runtime_checkable
+class FetchReports(Protocol):
+    """A frontier that counts requests in flight itself (e.g. over several processes), so it
+    is told as soon as a lease's request is done, long before the lease is acked."""
+
+    async def fetched(self, lease: Lease) -> None: ...
 
 
 class HostPolicy:
@@ -195,6 +203,7 @@ class Crawler:
         self._room = asyncio.Event()
         self._room.set()
         self._slots: RequestSlots | None = None  # made in run(): needs the running loop
+        self._fetched = frontier.fetched if isinstance(frontier, FetchReports) else None
 
     @property
     def frontier(self) -> Frontier:
@@ -350,6 +359,9 @@ class Crawler:
             return await self._fetcher.fetch(lease.request)
         finally:
             slots.release(lease.host)
+            if self._fetched is not None:
+                await self._fetched(lease)
+                self._wakeup.set()  # the host may take another request now
 
     def _hold(self, size: int) -> None:
         self._held_bytes += size

@@ -1,8 +1,12 @@
 -- ARGV: now, max_per_host, default delay, token, expires, node ('' unpartitioned), least
--- ready hosts a node must have before an idle node takes one (0: never). Returns the record
--- or false.
+-- ready hosts a node must have before an idle node takes one (0: never), time the lease's
+-- request slot expires, then the tokens of leases whose requests are done (see fetched.lua).
+-- Returns the record or false.
 local now, maxph, default_delay = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local token, expires, node = ARGV[4], ARGV[5], ARGV[6]
+for i = 9, #ARGV do
+  end_request(ARGV[i], now, maxph)
+end
 advance(now, maxph)
 local best, ready_key = next_for(node, tonumber(ARGV[7]), now, maxph)
 if not best then return false end
@@ -15,7 +19,8 @@ local rec = redis.call('HGET', K_QUEUED, fp)
 redis.call('HDEL', K_QUEUED, fp)
 redis.call('ZREM', ready_key, best)
 redis.call('HDEL', K_READYMEM, host)
-redis.call('HINCRBY', K_LEASES, host, 1)
+redis.call('HINCRBY', K_INFLIGHT, host, 1)
+redis.call('ZADD', K_FETCHING, ARGV[8], token)
 local delay = redis.call('HGET', K_DELAY, host)
 delay = delay and tonumber(delay) or default_delay
 redis.call('HSET', K_LASTPOP, host, f(now))
