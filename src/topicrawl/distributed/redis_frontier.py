@@ -44,7 +44,7 @@ from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import xxhash
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -66,6 +66,7 @@ _T = TypeVar("_T")
 _U64 = (1 << 64) - 1
 _SEGMENT_BITS = 1 << 30  # bits per bitmap key (128 MiB); SETBIT offsets must stay < 2**32
 _BATCH = 1000  # requests per push script call: bounds the script's run time and arguments
+_POOL_WAIT = 30.0  # seconds a call waits for a free connection of the pool, then is retried
 _KNOWN_MAX = 500_000  # URLs a frontier remembers having pushed or popped (~35 MB), then forgets
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -270,6 +271,8 @@ class RedisFrontier:
             acks in Redis are durable at once, the buffered pages are not).
         pop_gate: after an empty pop, seconds during which further pops are answered locally
             unless this frontier freed or added work meanwhile (0: off; see :meth:`pop`).
+        max_connections: Redis connections at most; callers past it wait for one (size it
+            from the concurrency: every page in hand may be waiting on Redis).
     """
 
     durable = True
@@ -295,12 +298,15 @@ class RedisFrontier:
         observer: bool = False,
         defer_acks: bool = False,
         pop_gate: float = 0.0,
+        max_connections: int = 100,
     ) -> None:
         prefix = namespace_prefix(namespace)
         if node is not None:
             check_node_id(node)
         if steal_min < 0 or not (retry_for >= 0 and math.isfinite(retry_for)):
             raise ConfigError("steal_min must be >= 0 and retry_for a finite number >= 0")
+        if max_connections < 1:
+            raise ConfigError(f"max_connections must be at least 1, got {max_connections}")
         if not (pop_gate >= 0 and math.isfinite(pop_gate)):
             raise ConfigError(f"pop_gate must be a finite number >= 0, got {pop_gate}")
         if not poll_interval > 0:
@@ -331,6 +337,7 @@ class RedisFrontier:
         self._lease_ttl = lease_ttl
         self._request_ttl = min(lease_ttl, request_ttl or lease_ttl)
         self._gate = PopGate(probe_interval=pop_gate)
+        self._max_connections = max_connections
         self._exact = exact
         self._clock = clock
         random = secrets.token_hex(8)
@@ -361,7 +368,13 @@ class RedisFrontier:
         if self._redis is not None:
             return self
         try:
-            client = Redis.from_url(self._url, socket_connect_timeout=5.0)
+            pool = BlockingConnectionPool.from_url(
+                self._url,
+                max_connections=self._max_connections,
+                timeout=_POOL_WAIT,
+                socket_connect_timeout=5.0,
+            )
+            client = Redis.from_pool(pool)
         except ValueError as exc:
             raise ConfigError(f"bad Redis URL {self._where}: {exc}") from exc
         mode = "exact" if self._exact else f"bloom:{self._bloom.bits}:{self._bloom.hashes}"

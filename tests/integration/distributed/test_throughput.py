@@ -10,71 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
 import pytest
-from aiohttp import web
 from redis.asyncio import Redis
+
+from tests.integration.distributed.slowsite import SlowSite, serve_slow_site
 
 PAGES = 60
 PER_HOST = 2
 
 
-@dataclass
-class SlowSite:
-    """Pages 0..PAGES-1, each linking to the next three, answered after 20 ms; counts requests
-    in flight."""
-
-    port: int = 0
-    now: int = 0
-    most: int = 0
-    served: list[str] = field(default_factory=list)
-
-    async def page(self, request: web.Request) -> web.Response:
-        self.now += 1
-        self.most = max(self.most, self.now)
-        try:
-            await asyncio.sleep(0.02)
-            number = int(request.match_info["n"])
-            self.served.append(request.path)
-            links = "".join(
-                f'<a href="/p/{k}.html">page {k}</a> '
-                for k in range(3 * number + 1, 3 * number + 4)
-                if k < PAGES
-            )
-            body = f"<html><head><title>p{number}</title></head><body><p>{links}</p></body></html>"
-            return web.Response(text=body, content_type="text/html")
-        finally:
-            self.now -= 1
-
-
 @pytest.fixture
 def slow_site() -> Iterator[SlowSite]:
-    site = SlowSite()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        site.port = probe.getsockname()[1]
-    loop = asyncio.new_event_loop()
-    app = web.Application()
-    app.router.add_get("/p/{n}.html", site.page)
-    runner = web.AppRunner(app, access_log=None)
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", site.port).start())
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    yield site
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
-    loop.run_until_complete(runner.cleanup())
-    loop.close()
+    with serve_slow_site(PAGES) as site:
+        yield site
 
 
 async def test_a_worker_pipelines_past_its_flush_and_keeps_per_host(
