@@ -24,10 +24,11 @@ __all__ = ["PopGate", "Probe"]
 class Probe:
     """One pop's turn: ``go`` says whether to ask Redis; :meth:`found` records the answer."""
 
-    __slots__ = ("go", "result")
+    __slots__ = ("behind", "go", "result")
 
-    def __init__(self, *, go: bool) -> None:
+    def __init__(self, *, go: bool, behind: int = 0) -> None:
         self.go = go
+        self.behind = behind  # pops queued behind this one (it may lease for them too)
         self.result: bool | None = None
 
     def found(self, leased: bool) -> None:
@@ -55,6 +56,7 @@ class PopGate:
         self._closed_at: float | None = None  # when the last empty pop came back
         self._credits = 0  # pops let through while closed, one per local event
         self._events = 0  # local events so far (slots freed, leases acked or put back)
+        self._queued = 0  # pops waiting for their turn
 
     def _may_probe(self) -> bool:
         if self._closed_at is None or self._credits > 0:
@@ -79,8 +81,13 @@ class PopGate:
         if not self._may_probe():
             yield Probe(go=False)
             return
-        async with self._lock:
-            probe = Probe(go=self._may_probe())
+        self._queued += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self._queued -= 1
+        try:
+            probe = Probe(go=self._may_probe(), behind=self._queued)
             if probe.go and self._closed_at is not None and self._credits > 0:
                 self._credits -= 1
             events = self._events
@@ -92,6 +99,8 @@ class PopGate:
                 self._closed_at = self._clock()
                 # Events during this pop may have come after Redis answered it.
                 self._credits = min(self._events - events, 1_000)
+        finally:
+            self._lock.release()
 
     def open_one(self) -> None:
         """This process freed something one pop may now take."""

@@ -35,6 +35,7 @@ import math
 import re
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -67,6 +68,7 @@ _U64 = (1 << 64) - 1
 _SEGMENT_BITS = 1 << 30  # bits per bitmap key (128 MiB); SETBIT offsets must stay < 2**32
 _BATCH = 1000  # requests per push script call: bounds the script's run time and arguments
 _POOL_WAIT = 30.0  # seconds a call waits for a free connection of the pool, then is retried
+_POP_MOST = 16  # leases one pop may take for the pops queued behind it
 _KNOWN_MAX = 500_000  # URLs a frontier remembers having pushed or popped (~35 MB), then forgets
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -345,6 +347,7 @@ class RedisFrontier:
         self._tokens = count(1)
         self._known: set[int] = set()
         self._fetched: list[str] = []  # leases whose request slots go back with the next pop
+        self._popped: deque[Lease] = deque()  # leased for pops queued behind the one that asked
         self._redis: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self._closed = False
@@ -536,18 +539,22 @@ class RedisFrontier:
         pops are answered ``None`` here, without Redis, until this frontier frees a request
         slot or adds URLs, or ``pop_gate`` seconds pass (see
         :class:`~topicrawl.distributed.popgate.PopGate`)."""
+        if self._popped:
+            return self._popped.popleft()
         async with self._gate.turn() as turn:
+            if self._popped:  # leased for us by the pop we queued behind
+                return self._popped.popleft()
             if not turn.go:
                 return None
-            record = await self._pop_record()
-            turn.found(bool(record))
-        if not record:
+            leases = await self._pop_leases(min(1 + turn.behind, _POP_MOST))
+            turn.found(bool(leases))
+        if not leases:
             return None
-        request, host = _record_request(record[0])
-        self._remember((fingerprint(request.url),))
-        return Lease(request=request, token=record[1], host=host, expires_at=record[2])
+        self._popped.extend(leases[1:])
+        return leases[0]
 
-    async def _pop_record(self) -> tuple[bytes, str, float] | None:
+    async def _pop_leases(self, most: int) -> list[Lease]:
+        """Lease up to ``most`` requests in one round trip (for the pops queued behind)."""
         now = self._clock()
         expires_at = now + self._lease_ttl
         token = f"{self._token_prefix}-{next(self._tokens):x}"
@@ -560,14 +567,22 @@ class RedisFrontier:
             self.node or "",
             self._steal_min,
             _num(now + self._request_ttl),
+            str(most),
         ]
         done, self._fetched = self._fetched, []
         try:
-            record = await self._run("pop", args + done)
+            records = await self._run("pop", args + done)
         except BaseException:
             self._fetched[:0] = done
             raise
-        return (record, token, expires_at) if record else None
+        leases = []
+        for i, record in enumerate(records or (), start=1):
+            request, host = _record_request(record)
+            leases.append(
+                Lease(request=request, token=f"{token}.{i}", host=host, expires_at=expires_at)
+            )
+        self._remember([fingerprint(lease.request.url) for lease in leases])
+        return leases
 
     async def fetched(self, lease: Lease) -> None:
         """The lease's request is done (its response arrived, or it failed): its host's request
