@@ -7,6 +7,7 @@ crash before the flush still re-delivers the URL.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -163,3 +164,25 @@ def test_the_gate_opens_for_local_work_and_after_its_probe_interval() -> None:
     assert gate.closed_for() == pytest.approx(0.005)
     gate.open()
     assert gate.closed_for() is None
+
+
+async def test_pops_queued_behind_one_are_served_by_its_round_trip(open_worker: Open) -> None:
+    worker = await open_worker(pop_gate=0.05, max_per_host=100)
+    await worker.push(pages(20))
+    asked: list[int] = []
+    pop_leases = worker._pop_leases
+
+    async def counted(most: int) -> list[Lease]:
+        asked.append(most)
+        return await pop_leases(most)
+
+    worker._pop_leases = counted  # type: ignore[method-assign]
+    leases = await asyncio.gather(*(worker.pop() for _ in range(8)))
+    urls = {lease.request.url for lease in leases if lease is not None}
+    assert len(urls) == 8
+    assert len(asked) < 8  # the pops behind the first were leased for in its round trip
+    for lease in leases:
+        assert lease is not None
+        assert await worker.ack(lease)
+    await worker.flush()
+    assert await worker.in_flight() == 0
