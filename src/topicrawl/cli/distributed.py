@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from topicrawl.cli.options import crawl_overrides, put, read_seeds
-from topicrawl.core.config import load_settings
+from topicrawl.core.config import CrawlSettings, load_settings
 from topicrawl.core.errors import ConfigError, FrontierError, StorageError, TopicrawlError
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from topicrawl.distributed.worker import WorkerReport
     from topicrawl.engine.crawl import Crawler
 
-__all__ = ["coordinator", "nodes", "nodes_table", "worker"]
+__all__ = ["coordinator", "nodes", "nodes_table", "worker", "worker_settings"]
 
 err = Console(stderr=True)
 out = Console()
@@ -51,12 +51,15 @@ NamespaceOption = Annotated[
     str | None, typer.Option(help="The crawl's name in Redis (default 'default').")
 ]
 HeartbeatOption = Annotated[
-    float | None, typer.Option(help="Seconds between heartbeats (default 300).")
+    float | None, typer.Option(help="Seconds between heartbeats (default 5).")
 ]
 TimeoutOption = Annotated[
-    float | None, typer.Option(help="Seconds without heartbeat before a node is dead (600).")
+    float | None, typer.Option(help="Seconds without heartbeat before a node is dead (15).")
 ]
-LockOption = Annotated[float | None, typer.Option(help="Coordinator lock TTL in seconds (60).")]
+LockOption = Annotated[
+    float | None,
+    typer.Option(help="Coordinator lock TTL in seconds (5; at most the heartbeat timeout)."),
+]
 
 
 def _setup_logging(level: str) -> None:
@@ -150,7 +153,10 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     strategy: Annotated[str | None, typer.Option(help="bfs, best-first, shark, focused.")] = None,
     max_pages: Annotated[
         int | None,
-        typer.Option(help="Stop the crawl at N stored pages, all workers together (0 = none)."),
+        typer.Option(
+            help="Stop the crawl at about N stored pages, all workers together (default 0:"
+            " no limit; the workers together may store a few pages more)."
+        ),
     ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
     per_host: Annotated[int | None, typer.Option(help="Requests in flight per host.")] = None,
@@ -217,6 +223,15 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
                 f"run {report.run_id}, {report.queued_left} left queued"
             )
         )
+    if report.max_pages and report.queued_left and report.stats.pages >= report.max_pages:
+        err.print(
+            Text(
+                f"stopped at the page limit (max_pages {report.max_pages}, {report.stats.pages}"
+                f" pages stored by all workers) with {report.queued_left} URLs left queued:"
+                " raise --max-pages (0 = no limit) and start the workers again to go on",
+                style="yellow",
+            )
+        )
 
 
 async def _work(
@@ -224,7 +239,7 @@ async def _work(
 ) -> WorkerReport:
     from topicrawl.distributed.worker import run_worker  # noqa: PLC0415 - slow import
 
-    settings = load_settings(config, **kwargs)
+    settings = worker_settings(config, kwargs)
     if not settings.storage.url.startswith(("postgresql:", "postgresql+", "postgres:")):
         raise ConfigError("a worker needs --db postgresql://... (shared by every worker)")
     distributed = _distributed(**dist)
@@ -234,6 +249,20 @@ async def _work(
         node_id=node_id,
         on_start=_on_worker_start,
     )
+
+
+def worker_settings(config: Path | None, overrides: dict[str, Any]) -> CrawlSettings:
+    """A worker's crawl settings: as ``crawl``'s, but with no page limit unless one is given
+    (option, environment or file). A worker is one of many on a shared crawl: the single
+    process default of 1,000 pages would stop every worker at a limit nobody asked for.
+
+    Raises:
+        ConfigError: the settings are invalid.
+    """
+    settings = load_settings(config, **overrides)
+    if "max_pages" not in settings.model_fields_set:
+        settings = settings.model_copy(update={"max_pages": 0})
+    return settings
 
 
 def _on_worker_start(crawler: Crawler) -> None:

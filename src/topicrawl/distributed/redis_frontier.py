@@ -10,9 +10,11 @@ crawl's keys share one slot), so several crawls can share one Redis:
   JSON payload of the request). ``deferred``: URLs reclaimed with a delay, by due time.
 - ``ready``: hosts that can be popped now, ordered by their best URL (the sorted set's minimum
   is the next pop). ``waiting``: hosts with queued URLs whose politeness delay has not passed,
-  by next allowed fetch time. A host at ``max_per_host`` leases is in neither.
-- ``leases``/``delay``/``lastpop``/``nextat``: per-host hashes; ``lease`` (token -> record)
-  and ``expiry`` (token -> expiry time) hold the leases out.
+  by next allowed fetch time. A host with ``max_per_host`` requests in flight is in neither.
+- ``inflight``/``delay``/``lastpop``/``nextat``: per-host hashes; ``lease`` (token -> record)
+  and ``expiry`` (token -> expiry time) hold the leases out; ``fetching`` (token -> expiry
+  time) holds the request slots, from pop until :meth:`RedisFrontier.fetched`, the ack or
+  reclaim, or their own expiry (``request_ttl``), whichever comes first.
 - dedupe: ``seen`` (exact mode, a set of 8-byte fingerprints) or ``bloom:<n>`` bitmaps.
 - partitioning (see :mod:`topicrawl.distributed.partition`): ``owner`` (host -> node),
   ``hosts:<node>`` (the hosts a node holds), ``ready:<node>`` (a node's ready hosts, like
@@ -33,6 +35,7 @@ import math
 import re
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -42,7 +45,7 @@ from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import xxhash
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -50,7 +53,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import EMPTY_REASONS, Lease, Request
-from topicrawl.parse.urls import fingerprint, host_of
+from topicrawl.distributed.popgate import PopGate
+from topicrawl.parse.urls import fingerprint, fingerprints, host_of
 
 __all__ = ["BloomSize", "RedisFrontier", "bloom_size", "check_node_id", "namespace_prefix"]
 
@@ -63,12 +67,16 @@ _T = TypeVar("_T")
 _U64 = (1 << 64) - 1
 _SEGMENT_BITS = 1 << 30  # bits per bitmap key (128 MiB); SETBIT offsets must stay < 2**32
 _BATCH = 1000  # requests per push script call: bounds the script's run time and arguments
+_POOL_WAIT = 30.0  # seconds a call waits for a free connection of the pool, then is retried
+_POP_MOST = 16  # leases one pop may take for the pops queued behind it
+_KNOWN_MAX = 500_000  # URLs a frontier remembers having pushed or popped (~35 MB), then forgets
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _TRANSIENT = (RedisConnectionError, RedisTimeoutError)  # worth retrying while Redis is back
 _SCRIPTS = (
     "ack",
     "assign",
+    "fetched",
     "increase",
     "next_ready",
     "peek",
@@ -226,6 +234,14 @@ class RedisFrontier:
     Politeness (delays, ``max_per_host``) stays per host across all nodes. Without ``node``
     the frontier behaves exactly as an unpartitioned one.
 
+    Requests in flight, not leases, count against ``max_per_host``: a pop takes one of its
+    host's request slots with the lease, and :meth:`fetched` gives it back once the response
+    is in, while the lease stays out until its page is stored and acked. So a worker whose
+    acks wait for its storage's flush still keeps ``max_per_host`` requests going to a host.
+    A slot also comes back with the ack or reclaim, when the lease expires or its node is
+    released, and after ``request_ttl`` seconds, so a dead worker's slots come back too.
+    A caller that never calls :meth:`fetched` gets the plain lease limit of the contract.
+
     Redis outages: with ``retry_for > 0`` an operation that cannot reach Redis is retried with
     backoff for up to that many seconds before :class:`FrontierError`. Every retried operation
     is safe to repeat: a pop whose reply was lost leaves a lease that expires and is reclaimed,
@@ -235,8 +251,10 @@ class RedisFrontier:
         redis_url: e.g. ``redis://host:6379/0`` (``rediss://`` for TLS).
         namespace: the crawl's name; letters, digits, ``.``, ``_``, ``-``.
         default_delay: seconds between two fetches of a host, unless set per host.
-        max_per_host: leases one host may have out at once.
+        max_per_host: requests in flight to one host at once, over all workers.
         lease_ttl: seconds a lease lasts before :meth:`reclaim_expired` takes it back.
+        request_ttl: seconds a lease's request slot lasts at most (None: ``lease_ttl``);
+            longer than any one fetch can take, retries included.
         bloom_capacity: URLs the Bloom filter is sized for.
         bloom_error_rate: its false-positive rate at capacity.
         exact: dedupe with an exact set instead of a Bloom filter.
@@ -253,6 +271,10 @@ class RedisFrontier:
             frontier, so a URL is marked done only once its page is durably stored; without
             this a worker killed with pages still in its write buffer would lose them (the
             acks in Redis are durable at once, the buffered pages are not).
+        pop_gate: after an empty pop, seconds during which further pops are answered locally
+            unless this frontier freed or added work meanwhile (0: off; see :meth:`pop`).
+        max_connections: Redis connections at most; callers past it wait for one (size it
+            from the concurrency: every page in hand may be waiting on Redis).
     """
 
     durable = True
@@ -265,6 +287,7 @@ class RedisFrontier:
         default_delay: float = 0.0,
         max_per_host: int = 8,
         lease_ttl: float = 300.0,
+        request_ttl: float | None = None,
         bloom_capacity: int = 1_000_000,
         bloom_error_rate: float = 1e-7,
         exact: bool = False,
@@ -276,12 +299,18 @@ class RedisFrontier:
         poll_interval: float = 0.2,
         observer: bool = False,
         defer_acks: bool = False,
+        pop_gate: float = 0.0,
+        max_connections: int = 100,
     ) -> None:
         prefix = namespace_prefix(namespace)
         if node is not None:
             check_node_id(node)
         if steal_min < 0 or not (retry_for >= 0 and math.isfinite(retry_for)):
             raise ConfigError("steal_min must be >= 0 and retry_for a finite number >= 0")
+        if max_connections < 1:
+            raise ConfigError(f"max_connections must be at least 1, got {max_connections}")
+        if not (pop_gate >= 0 and math.isfinite(pop_gate)):
+            raise ConfigError(f"pop_gate must be a finite number >= 0, got {pop_gate}")
         if not poll_interval > 0:
             raise ConfigError(f"poll_interval must be > 0, got {poll_interval}")
         if not (default_delay >= 0 and math.isfinite(default_delay)):
@@ -290,6 +319,8 @@ class RedisFrontier:
             raise ConfigError(f"max_per_host must be at least 1, got {max_per_host}")
         if not (lease_ttl > 0 and math.isfinite(lease_ttl)):
             raise ConfigError(f"lease_ttl must be a finite number > 0, got {lease_ttl}")
+        if request_ttl is not None and not (request_ttl > 0 and math.isfinite(request_ttl)):
+            raise ConfigError(f"request_ttl must be a finite number > 0, got {request_ttl}")
         self._bloom = bloom_size(bloom_capacity, bloom_error_rate)
         self._url = redis_url
         self._where = redact(redis_url)
@@ -306,11 +337,17 @@ class RedisFrontier:
         self._default_delay = _num(default_delay)
         self._max_per_host = str(max_per_host)
         self._lease_ttl = lease_ttl
+        self._request_ttl = min(lease_ttl, request_ttl or lease_ttl)
+        self._gate = PopGate(probe_interval=pop_gate)
+        self._max_connections = max_connections
         self._exact = exact
         self._clock = clock
         random = secrets.token_hex(8)
         self._token_prefix = random if node is None else f"{node}~{random}"
         self._tokens = count(1)
+        self._known: set[int] = set()
+        self._fetched: list[str] = []  # leases whose request slots go back with the next pop
+        self._popped: deque[Lease] = deque()  # leased for pops queued behind the one that asked
         self._redis: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self._closed = False
@@ -334,7 +371,13 @@ class RedisFrontier:
         if self._redis is not None:
             return self
         try:
-            client = Redis.from_url(self._url, socket_connect_timeout=5.0)
+            pool = BlockingConnectionPool.from_url(
+                self._url,
+                max_connections=self._max_connections,
+                timeout=_POOL_WAIT,
+                socket_connect_timeout=5.0,
+            )
+            client = Redis.from_pool(pool)
         except ValueError as exc:
             raise ConfigError(f"bad Redis URL {self._where}: {exc}") from exc
         mode = "exact" if self._exact else f"bloom:{self._bloom.bits}:{self._bloom.hashes}"
@@ -386,13 +429,21 @@ class RedisFrontier:
         await self.close()
 
     async def flush(self) -> None:
-        """Send the acks held back (``defer_acks``); every other operation is already in Redis
-        when it returns (its durability is Redis's).
+        """Send the request slots given back (:meth:`fetched`) and the acks held back
+        (``defer_acks``); every other operation is already in Redis when it returns (its
+        durability is Redis's).
 
         Raises:
             FrontierError: Redis failed; the held acks stay held for the next flush.
         """
         self._client()
+        done, self._fetched = self._fetched, []
+        try:
+            for start in range(0, len(done), _BATCH):
+                await self._run("fetched", [*self._now_args(), *done[start : start + _BATCH]])
+        except BaseException:
+            self._fetched[:0] = done
+            raise
         tokens, self._held_acks = self._held_acks, []
         try:
             for start in range(0, len(tokens), _BATCH):
@@ -456,8 +507,10 @@ class RedisFrontier:
         ]
         for start in range(0, len(requests), _BATCH):
             args: list[str] = []
+            fps: list[int] = []
             for request in requests[start : start + _BATCH]:
                 fp = fingerprint(request.url)
+                fps.append(fp)
                 a, b = self._positions(fp)
                 host = host_of(request.url)
                 owner = owners.get(host)
@@ -474,29 +527,74 @@ class RedisFrontier:
                 ]
             result = await self._run("push", self._now_args() + head + args)
             added += int(result)
+            self._remember(fps)
+        if added:
+            self._gate.open()
         return added
 
     async def pop(self) -> Lease | None:
-        """Lease the best request among ready hosts, or ``None`` when no host is ready."""
+        """Lease the best request among ready hosts, or ``None`` when no host is ready.
+
+        With ``pop_gate``, pops go to Redis one at a time, and after an empty answer further
+        pops are answered ``None`` here, without Redis, until this frontier frees a request
+        slot or adds URLs, or ``pop_gate`` seconds pass (see
+        :class:`~topicrawl.distributed.popgate.PopGate`)."""
+        if self._popped:
+            return self._popped.popleft()
+        async with self._gate.turn() as turn:
+            if self._popped:  # leased for us by the pop we queued behind
+                return self._popped.popleft()
+            if not turn.go:
+                return None
+            leases = await self._pop_leases(min(1 + turn.behind, _POP_MOST))
+            turn.found(bool(leases))
+        if not leases:
+            return None
+        self._popped.extend(leases[1:])
+        return leases[0]
+
+    async def _pop_leases(self, most: int) -> list[Lease]:
+        """Lease up to ``most`` requests in one round trip (for the pops queued behind)."""
         now = self._clock()
         expires_at = now + self._lease_ttl
         token = f"{self._token_prefix}-{next(self._tokens):x}"
-        record = await self._run(
-            "pop",
-            [
-                _num(now),
-                self._max_per_host,
-                self._default_delay,
-                token,
-                _num(expires_at),
-                self.node or "",
-                self._steal_min,
-            ],
-        )
-        if not record:
-            return None
-        request, host = _record_request(record)
-        return Lease(request=request, token=token, host=host, expires_at=expires_at)
+        args = [
+            _num(now),
+            self._max_per_host,
+            self._default_delay,
+            token,
+            _num(expires_at),
+            self.node or "",
+            self._steal_min,
+            _num(now + self._request_ttl),
+            str(most),
+        ]
+        done, self._fetched = self._fetched, []
+        try:
+            records = await self._run("pop", args + done)
+        except BaseException:
+            self._fetched[:0] = done
+            raise
+        leases = []
+        for i, record in enumerate(records or (), start=1):
+            request, host = _record_request(record)
+            leases.append(
+                Lease(request=request, token=f"{token}.{i}", host=host, expires_at=expires_at)
+            )
+        self._remember([fingerprint(lease.request.url) for lease in leases])
+        return leases
+
+    async def fetched(self, lease: Lease) -> None:
+        """The lease's request is done (its response arrived, or it failed): its host's request
+        slot goes back, for every worker, while the lease stays out until acked.
+
+        The slot goes back with this frontier's next pop (one round trip for both) or flush,
+        whichever comes first; a worker that pops no more has nothing to use it for, and
+        flushes every checkpoint. A lease acked, reclaimed or expired meanwhile holds no slot.
+        """
+        self._client()
+        self._fetched.append(lease.token)
+        self._gate.open_one()
 
     async def ack(self, lease: Lease) -> bool:
         """Mark the leased URL done. ``False`` (and no change) for an unknown or expired lease.
@@ -510,7 +608,9 @@ class RedisFrontier:
                 return False
             self._held_acks.append(lease.token)
             return True
-        return bool(await self._run("ack", [*self._now_args(), lease.token]))
+        done = bool(await self._run("ack", [*self._now_args(), lease.token]))
+        self._gate.open_one()
+        return done
 
     async def reclaim(self, lease: Lease, *, delay: float = 0.0) -> bool:
         """Put the leased URL back under its old priority, to be handed out ``delay`` s from now.
@@ -519,7 +619,9 @@ class RedisFrontier:
         """
         if not (delay >= 0 and math.isfinite(delay)):
             raise ValueError(f"reclaim delay must be a finite number >= 0, got {delay}")
-        return bool(await self._run("reclaim", [*self._now_args(), lease.token, _num(delay)]))
+        back = bool(await self._run("reclaim", [*self._now_args(), lease.token, _num(delay)]))
+        self._gate.open_one()
+        return back
 
     async def increase(self, url: str, score: float) -> bool:
         """Raise the score of a queued URL. ``False`` when it is not queued or not raised."""
@@ -555,7 +657,10 @@ class RedisFrontier:
 
     async def reclaim_expired(self) -> int:
         """Put back every lease past its expiry (whichever worker held it); returns how many."""
-        return int(await self._run("reclaim_expired", self._now_args()))
+        back = int(await self._run("reclaim_expired", self._now_args()))
+        if back:
+            self._gate.open()
+        return back
 
     async def set_host_delay(self, host: str, delay: float) -> None:
         """Seconds between two fetches of ``host`` (robots.txt Crawl-delay), for all workers."""
@@ -566,8 +671,12 @@ class RedisFrontier:
     async def next_ready_in(self) -> float | None:
         """Seconds until :meth:`pop` can hand something out; ``None`` when nothing is queued.
 
-        0 means a pop succeeds now, or (when every host with queued URLs is at its lease limit)
-        a lease has expired and :meth:`reclaim_expired` will free its host."""
+        0 means a pop succeeds now, or (when every host with queued URLs is at its limit) a
+        lease has expired and :meth:`reclaim_expired` will free its host. While pops are
+        answered here (see :meth:`pop`), so is this: the time until the next probe."""
+        closed_for = self._gate.closed_for()
+        if closed_for is not None:
+            return closed_for
         now = self._clock()
         args = [_num(now), self._max_per_host, self.node or "", self._steal_min]
         answer = await self._run("next_ready", args)
@@ -599,6 +708,21 @@ class RedisFrontier:
         args += [str(_SEGMENT_BITS), f"{fp & _U64:016x}", a, b]
         return bool(await self._run("seen", args))
 
+    def known(self, urls: Sequence[str]) -> list[bool]:
+        """For each URL, whether this frontier pushed or popped it (so Redis has seen it),
+        without asking Redis. False says nothing: another worker may have pushed it.
+
+        A breadth-first crawl asks this before building requests for a page's links: on the
+        Java docs 93 % of links lead to URLs seen before, and pushing them all made the push
+        script's arguments (7 per link) the worker's main cost."""
+        known = self._known
+        return [fp in known for fp in fingerprints(urls)]
+
+    def _remember(self, fps: Sequence[int]) -> None:
+        if len(self._known) + len(fps) > _KNOWN_MAX:
+            self._known.clear()
+        self._known.update(fps)
+
     # -- partitioning (used by the coordinator and the workers)
 
     async def assign_hosts(self, owners: Mapping[str, str]) -> int:
@@ -615,11 +739,16 @@ class RedisFrontier:
                     check_node_id(node)
                 args += [host, node]
             moved += int(await self._run("assign", args))
+        if moved:
+            self._gate.open()
         return moved
 
     async def release_node(self, node: str) -> int:
         """Put back at once every lease ``node`` holds (it is dead); returns how many."""
-        return int(await self._run("release_node", [*self._now_args(), check_node_id(node)]))
+        back = int(await self._run("release_node", [*self._now_args(), check_node_id(node)]))
+        if back:
+            self._gate.open()
+        return back
 
     async def hosts_of(self, node: str) -> set[str]:
         """The hosts ``node`` holds."""

@@ -19,8 +19,11 @@ __all__ = ["DistributedSettings", "load_distributed"]
 class DistributedSettings(BaseSettings):
     """How the workers of one distributed crawl find each other and watch each other.
 
-    The defaults follow the method's 5-minute heartbeat and 10-minute timeout; a node found
-    dead has its leases put back and its hosts handed out at once.
+    A worker heartbeats every 5 s and is declared dead after 15 s of silence; its leases go
+    back and its hosts go to the live nodes at once. Whoever holds the coordinator lock (any
+    worker, or a ``topicrawl coordinator``) does that; a lock whose holder died lapses after
+    ``lock_ttl``, so the lock TTL may not exceed the heartbeat timeout: a coordinator killed
+    together with a worker then delays the failover by at most ``lock_ttl`` more.
     """
 
     model_config = SettingsConfigDict(
@@ -29,12 +32,14 @@ class DistributedSettings(BaseSettings):
 
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis holding the crawl.")
     namespace: str = Field("default", description="The crawl's name; crawls can share a Redis.")
-    heartbeat_interval: float = Field(300.0, gt=0, description="Seconds between heartbeats.")
+    heartbeat_interval: float = Field(5.0, gt=0, description="Seconds between heartbeats.")
     heartbeat_timeout: float = Field(
-        600.0, gt=0, description="A node silent this long (its heartbeat key's TTL) is dead."
+        15.0, gt=0, description="A node silent this long (its heartbeat key's TTL) is dead."
     )
     lock_ttl: float = Field(
-        60.0, gt=0, description="Seconds the coordinator lock lasts unless renewed."
+        5.0,
+        gt=0,
+        description="Seconds the coordinator lock lasts unless renewed (<= heartbeat_timeout).",
     )
     coordinator_interval: float = Field(
         0.0,
@@ -62,6 +67,12 @@ class DistributedSettings(BaseSettings):
     def _timeout_after_interval(self) -> Self:
         if self.heartbeat_timeout <= self.heartbeat_interval:
             raise ValueError("heartbeat_timeout must be longer than heartbeat_interval")
+        if self.lock_ttl > self.heartbeat_timeout:
+            raise ValueError(
+                f"lock_ttl ({self.lock_ttl:g} s) must not exceed heartbeat_timeout "
+                f"({self.heartbeat_timeout:g} s): a coordinator that dies would hold back "
+                "the failover of a dead worker for the whole lock TTL"
+            )
         return self
 
     @property

@@ -47,24 +47,35 @@ from topicrawl.engine.build import open_crawl
 from topicrawl.engine.crawl import Crawler
 from topicrawl.storage import SqlStorage
 
-__all__ = ["HostAssigner", "WorkerReport", "merge_config", "run_worker"]
+__all__ = [
+    "HostAssigner",
+    "WorkerReport",
+    "check_timing",
+    "merge_config",
+    "redis_pool_size",
+    "request_ttl",
+    "run_worker",
+]
 
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[CrawlStats], None]
 
 _SETUP_WAIT = 60.0  # seconds a worker waits for another to start the storage run
+_POP_GATE = 0.05  # seconds an idle worker leaves Redis alone after an empty pop (see PopGate)
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerReport:
-    """What a worker did: its node id, its own stats, the run, and what is left queued."""
+    """What a worker did: its node id, its own stats, the run, what is left queued, and the
+    crawl's page limit (0: none)."""
 
     node: str
     stats: CrawlStats
     pages: int
     run_id: int
     queued_left: int
+    max_pages: int = 0
 
 
 class HostAssigner:
@@ -92,6 +103,41 @@ class HostAssigner:
                 self._cache.clear()
             self._cache[host] = self._policy.owner(host, self._nodes)
         return self._cache[host]
+
+
+def request_ttl(settings: CrawlSettings) -> float:
+    """Seconds a request may take at most: its robots.txt, every try, the waits between, and
+    some slack. A request slot in Redis lasts this long unless given back sooner."""
+    fetch = settings.fetch
+    tries = fetch.retries + 1
+    return (tries + 1) * fetch.timeout + fetch.retries * fetch.backoff_max + 5.0
+
+
+def check_timing(settings: CrawlSettings, distributed: DistributedSettings) -> None:
+    """Refuse a lease TTL that does not outlast the heartbeat timeout.
+
+    A dead worker's leases come back when the coordinator finds it dead (``heartbeat_timeout``)
+    or, with no coordinator running, when they expire (``frontier.lease_ttl``). A lease that
+    expires first was held by a live worker that is slow to store: its URL would be fetched
+    twice.
+
+    Raises:
+        ConfigError: ``lease_ttl`` is not longer than ``heartbeat_timeout``.
+    """
+    if settings.frontier.lease_ttl <= distributed.heartbeat_timeout:
+        raise ConfigError(
+            f"frontier.lease_ttl ({settings.frontier.lease_ttl:g} s) must be longer than "
+            f"heartbeat_timeout ({distributed.heartbeat_timeout:g} s): a live worker's leases "
+            "would expire before a dead worker's are taken back"
+        )
+
+
+def redis_pool_size(settings: CrawlSettings) -> int:
+    """Redis connections a worker may open: one per page it works on at once (each may wait
+    on Redis), and some for its checkpoints, heartbeats and coordinator duties; callers past
+    it wait for a connection instead of failing with "Too many connections"."""
+    in_hand = max(settings.pages_in_hand, 3 * settings.concurrency)
+    return in_hand + 16
 
 
 def merge_config(settings: CrawlSettings, config: Mapping[str, Any]) -> CrawlSettings:
@@ -139,6 +185,7 @@ async def run_worker(
     )
     async with registry:
         settings = merge_config(settings, await registry.config_for(node))
+        check_timing(settings, distributed)
         assigner = HostAssigner(policy)
         frontier = RedisFrontier(
             distributed.redis_url,
@@ -146,6 +193,7 @@ async def run_worker(
             default_delay=settings.politeness.delay,
             max_per_host=settings.politeness.per_host,
             lease_ttl=settings.frontier.lease_ttl,
+            request_ttl=request_ttl(settings),
             bloom_capacity=settings.frontier.bloom_capacity,
             bloom_error_rate=settings.frontier.bloom_error_rate,
             exact=distributed.exact_dedupe,
@@ -154,6 +202,8 @@ async def run_worker(
             steal_min=distributed.steal_min,
             retry_for=distributed.redis_retry_for,
             defer_acks=True,
+            pop_gate=_POP_GATE,
+            max_connections=redis_pool_size(settings),
         )
         async with frontier:
             run_id = await _join_run(registry, settings)
@@ -249,6 +299,7 @@ class _NodeCrawl:
             pages=pages.count,
             run_id=self.run_id,
             queued_left=left,
+            max_pages=self.settings.max_pages,
         )
 
 

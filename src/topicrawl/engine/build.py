@@ -276,11 +276,8 @@ async def open_crawl(
         await storage.open()
         stack.push_async_callback(storage.close)
         await restore_learning(strategy, settings.storage.url)
-        # A frontier passed in (distributed) gives a host no more leases than per_host: more
-        # pages in hand would only poll it for nothing.
-        in_hand = settings.concurrency
+        in_hand = _pages_in_hand(settings, strategy)
         if frontier is None:
-            in_hand = _pages_in_hand(settings, strategy)
             path = sqlite_path(settings.storage.url)
             if settings.frontier.kind == "memory" and path is not None:
                 # The lock the SQLite frontier takes: one crawl at a time on a database.

@@ -44,7 +44,7 @@ from topicrawl.engine.slots import RequestSlots
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
 
-__all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "HostPolicy"]
+__all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "FetchReports", "HostPolicy"]
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,14 @@ class HostHolds(Protocol):
     async def queued_in(self, hosts: Iterable[str]) -> int: ...
 
     async def queued_requests(self, host: str) -> list[Request]: ...
+
+
+@runtime_checkable
+class FetchReports(Protocol):
+    """A frontier that counts requests in flight itself (e.g. over several processes), so it
+    is told as soon as a lease's request is done, long before the lease is acked."""
+
+    async def fetched(self, lease: Lease) -> None: ...
 
 
 class HostPolicy:
@@ -219,6 +227,7 @@ class Crawler:
         self._room = asyncio.Event()
         self._room.set()
         self._slots: RequestSlots | None = None  # made in run(): needs the running loop
+        self._fetched = frontier.fetched if isinstance(frontier, FetchReports) else None
 
     @property
     def frontier(self) -> Frontier:
@@ -441,6 +450,9 @@ class Crawler:
             return await self._fetcher.fetch(lease.request)
         finally:
             slots.release(lease.host)
+            if self._fetched is not None:
+                await self._fetched(lease)
+                self._wakeup.set()  # the host may take another request now
 
     def _hold(self, size: int) -> None:
         self._held_bytes += size

@@ -6,8 +6,10 @@ Accepted forms:
   ``sqlite+aiosqlite:///path``);
 - ``postgresql://user:password@host:port/database`` (also ``postgres://`` and
   ``postgresql+asyncpg://``). Query parameters: ``schema=name`` keeps the tables in that
-  PostgreSQL schema (created when missing) instead of ``public``; ``application_name=name``
-  labels the connections in ``pg_stat_activity`` (default ``topicrawl``).
+  PostgreSQL schema (created when missing; the name is case-sensitive, as if quoted) instead
+  of ``public``; ``application_name=name`` labels the connections in ``pg_stat_activity``
+  (default ``topicrawl``); the libpq parameters ``sslmode`` and ``target_session_attrs`` are
+  passed to asyncpg. Any other parameter is refused.
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ _log = logging.getLogger(__name__)
 WRITE_OPTION = "topicrawl_write"
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+# libpq URL parameters asyncpg understands, with the values it accepts.
+_SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+_SESSION_ATTRS = ("any", "primary", "standby", "prefer-standby", "read-write", "read-only")
+_PASSED = {
+    "sslmode": ("ssl", _SSLMODES),
+    "target_session_attrs": ("target_session_attrs", _SESSION_ATTRS),
+}
 
 # Pages of 20 KB text span fewer overflow pages at 8 KiB than at SQLite's default 4 KiB.
 SQLITE_PAGE_SIZE = 8192
@@ -61,6 +70,7 @@ class DatabaseTarget:
     host: str | None = None
     schema: str | None = None
     application_name: str = "topicrawl"
+    driver_options: tuple[tuple[str, str], ...] = ()
 
 
 def parse_target(url: str) -> DatabaseTarget:
@@ -115,7 +125,8 @@ def _postgres_target(url: str) -> DatabaseTarget:
             f"PostgreSQL schema name {schema_value!r} must be letters, digits and underscores, "
             "not starting with a digit, at most 63 characters"
         )
-    sa_url = parsed.set(drivername="postgresql+asyncpg", query=query)
+    driver_options = _driver_options(query)
+    sa_url = parsed.set(drivername="postgresql+asyncpg", query={})
     host = parsed.host or "localhost"
     display = f"{host}:{parsed.port or 5432}/{parsed.database or ''}"
     return DatabaseTarget(
@@ -125,7 +136,31 @@ def _postgres_target(url: str) -> DatabaseTarget:
         host=host,
         schema=schema_value,
         application_name=app_value,
+        driver_options=driver_options,
     )
+
+
+def _driver_options(query: dict[str, str | tuple[str, ...]]) -> tuple[tuple[str, str], ...]:
+    """asyncpg's connect arguments for the URL's libpq parameters (what is left of the query).
+
+    Raises:
+        ConfigError: a parameter asyncpg cannot take, given twice, or with a bad value.
+    """
+    unknown = sorted(set(query) - set(_PASSED))
+    if unknown:
+        raise ConfigError(
+            f"storage URL parameter(s) {', '.join(unknown)} not supported: a PostgreSQL URL "
+            f"takes schema, application_name, {', '.join(sorted(_PASSED))}"
+        )
+    options = []
+    for name, value in sorted(query.items()):
+        argument, allowed = _PASSED[name]
+        if isinstance(value, tuple) or value not in allowed:
+            raise ConfigError(
+                f"storage URL parameter {name}={value!r}: give it once, one of {', '.join(allowed)}"
+            )
+        options.append((argument, value))
+    return tuple(options)
 
 
 # Server settings of every PostgreSQL session, so a writer cut off by a network partition does
@@ -170,8 +205,10 @@ def create_engine(
     }
     if read_only:
         connect_args["server_settings"]["default_transaction_read_only"] = "on"
+    connect_args.update(target.driver_options)
     if target.schema is not None:
-        connect_args["server_settings"]["search_path"] = target.schema
+        # Quoted, as the schema is created: an unquoted name would be folded to lower case.
+        connect_args["server_settings"]["search_path"] = f'"{target.schema}"'
     try:
         return create_async_engine(
             target.url,

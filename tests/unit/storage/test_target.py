@@ -61,8 +61,9 @@ def test_postgres_schema_and_application_name_come_from_the_query() -> None:
 
     assert target.schema == "crawl_2024"
     assert target.application_name == "worker-3"
-    # Other parameters are the driver's.
-    assert dict(target.url.query) == {"sslmode": "disable"}
+    # libpq's sslmode goes to asyncpg as its ssl argument (asyncpg takes no sslmode keyword).
+    assert dict(target.url.query) == {}
+    assert target.driver_options == (("ssl", "disable"),)
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,6 @@
 local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
 local done = 0
 for i = 3, #ARGV do
-  local rec = take_lease(ARGV[i], now)
-  if rec then
-    local _, _, _, host = parse(rec)
-    release(host, now, maxph)
-    done = done + 1
-  end
+  if take_lease(ARGV[i], now, maxph) then done = done + 1 end
 end
 return done

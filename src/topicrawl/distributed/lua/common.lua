@@ -10,12 +10,16 @@ local K_READYMEM = P .. 'readymem'   -- hash: host -> its member in K_READY
 local K_WAITING = P .. 'waiting'     -- zset: host -> next allowed fetch time
 local K_DEFERRED = P .. 'deferred'   -- zset: fingerprint -> time a reclaimed URL comes back
 local K_QUEUED = P .. 'queued'       -- hash: fingerprint (8 bytes) -> record
-local K_LEASES = P .. 'leases'       -- hash: host -> leases out
+local K_INFLIGHT = P .. 'inflight'   -- hash: host -> requests in flight (see K_FETCHING)
 local K_DELAY = P .. 'delay'         -- hash: host -> seconds between fetches
 local K_LASTPOP = P .. 'lastpop'     -- hash: host -> time of its last hand-out
 local K_NEXTAT = P .. 'nextat'       -- hash: host -> next allowed fetch time
 local K_LEASE = P .. 'lease'         -- hash: token -> expires .. TAB .. record
 local K_EXPIRY = P .. 'expiry'       -- zset: token -> expires
+-- A lease's request slot: from pop until its holder reports the fetch done ('fetched'), acks
+-- or reclaims it, or the slot expires; only these count against max_per_host. A lease whose
+-- page is being parsed or stored (or whose ack waits for the storage flush) holds none.
+local K_FETCHING = P .. 'fetching'   -- zset: token -> time its request slot expires
 local K_SEQ = P .. 'seq'
 local K_SEEN = P .. 'seen'           -- set of 8-byte fingerprints (exact mode)
 -- Partitioned crawls: each host may have an owner node, whose own ready set ('ready:<node>')
@@ -67,13 +71,13 @@ local function parse(rec)
 end
 
 -- File the host where its state puts it: ready (by its best URL), waiting (by time), or
--- neither (empty, or at its lease limit).
+-- neither (empty, or with max_per_host requests in flight).
 local function place(host, now, maxph)
   local qk = qkey(host)
   local ready_key = rkey(redis.call('HGET', K_OWNER, host))
   local old = redis.call('HGET', K_READYMEM, host)
-  local leases = tonumber(redis.call('HGET', K_LEASES, host) or '0')
-  if redis.call('ZCARD', qk) == 0 or leases >= maxph then
+  local fetching = tonumber(redis.call('HGET', K_INFLIGHT, host) or '0')
+  if redis.call('ZCARD', qk) == 0 or fetching >= maxph then
     if old then
       redis.call('ZREM', ready_key, old)
       redis.call('HDEL', K_READYMEM, host)
@@ -100,8 +104,30 @@ local function place(host, now, maxph)
   end
 end
 
--- Bring due deferred URLs back and wake hosts whose politeness delay has passed.
+local function release(host, now, maxph)
+  if redis.call('HINCRBY', K_INFLIGHT, host, -1) <= 0 then
+    redis.call('HDEL', K_INFLIGHT, host)
+  end
+  place(host, now, maxph)
+end
+
+-- Free the request slot of a lease (1), or nothing if it holds none (0).
+local function end_request(token, now, maxph)
+  if redis.call('ZREM', K_FETCHING, token) == 0 then return 0 end
+  local lrec = redis.call('HGET', K_LEASE, token)
+  if lrec then
+    local _, _, _, host = parse(string.sub(lrec, string.find(lrec, '\t', 1, true) + 1))
+    release(host, now, maxph)
+  end
+  return 1
+end
+
+-- Bring due deferred URLs back, free expired request slots, and wake hosts whose politeness
+-- delay has passed.
 local function advance(now, maxph)
+  for _, token in ipairs(redis.call('ZRANGEBYSCORE', K_FETCHING, '-inf', f(now))) do
+    end_request(token, now, maxph)
+  end
   local due = redis.call('ZRANGEBYSCORE', K_DEFERRED, '-inf', f(now))
   for _, fp in ipairs(due) do
     redis.call('ZREM', K_DEFERRED, fp)
@@ -119,19 +145,14 @@ local function advance(now, maxph)
   end
 end
 
-local function release(host, now, maxph)
-  if redis.call('HINCRBY', K_LEASES, host, -1) <= 0 then
-    redis.call('HDEL', K_LEASES, host)
-  end
-  place(host, now, maxph)
-end
-
--- A valid lease's record, removed from the lease tables; nil for an unknown or expired one.
-local function take_lease(token, now)
+-- A valid lease's record, removed from the lease tables (its request slot freed); nil for an
+-- unknown or expired one.
+local function take_lease(token, now, maxph)
   local lrec = redis.call('HGET', K_LEASE, token)
   if not lrec then return nil end
   local t = string.find(lrec, '\t', 1, true)
   if now >= tonumber(string.sub(lrec, 1, t - 1)) then return nil end
+  end_request(token, now, maxph)
   redis.call('HDEL', K_LEASE, token)
   redis.call('ZREM', K_EXPIRY, token)
   local node = token_node(token)
@@ -150,7 +171,7 @@ local function give_back(rec, now, delay, maxph)
     redis.call('HSET', K_QUEUED, fp, 'Q' .. string.sub(rec, 2))
     redis.call('ZADD', qkey(host), score, member)
   end
-  release(host, now, maxph)
+  place(host, now, maxph)
 end
 
 -- A queued URL gets a higher priority (a new sequence too); returns its host.

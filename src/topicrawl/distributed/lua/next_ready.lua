@@ -1,7 +1,7 @@
 -- ARGV: now, max_per_host, node ('' unpartitioned), least ready hosts to take one (see pop).
 -- {0}: nothing queued; {1}: a pop succeeds now; {2, t}: at time t a host wakes, a deferred URL
--- comes back, or (all hosts at their lease limit) a lease expires; {3}: for a node, nothing
--- of its own is due while URLs are queued (poll again soon: others' work may free up).
+-- comes back, or (all hosts at their limit) a request slot or lease expires; {3}: for a node,
+-- nothing of its own is due while URLs are queued (poll again soon: others' work may free up).
 local now, maxph, node, least = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 if redis.call('HLEN', K_QUEUED) == 0 then return {0} end
 advance(now, maxph)
@@ -16,7 +16,11 @@ for _, key in ipairs({K_WAITING, K_DEFERRED}) do
 end
 if soonest == nil then
   if node ~= '' then return {3} end
-  soonest = redis.call('ZRANGE', K_EXPIRY, 0, 0, 'WITHSCORES')[2]
+  -- Every host with queued URLs is at its limit: the first request slot or lease to expire.
+  for _, key in ipairs({K_FETCHING, K_EXPIRY}) do
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]
+    if first and (soonest == nil or tonumber(first) < tonumber(soonest)) then soonest = first end
+  end
   if soonest == nil then return {0} end
 end
 return {2, soonest}

@@ -8,6 +8,7 @@ for _, token in ipairs(tokens) do
   local node = token_node(token)
   if node then redis.call('SREM', node_leases_key(node), token) end
   if lrec then
+    end_request(token, now, maxph)
     redis.call('HDEL', K_LEASE, token)
     local t = string.find(lrec, '\t', 1, true)
     give_back(string.sub(lrec, t + 1), now, 0, maxph)

@@ -7,6 +7,7 @@ for _, token in ipairs(redis.call('SMEMBERS', key)) do
   local lrec = redis.call('HGET', K_LEASE, token)
   redis.call('ZREM', K_EXPIRY, token)
   if lrec then
+    end_request(token, now, maxph)
     redis.call('HDEL', K_LEASE, token)
     local t = string.find(lrec, '\t', 1, true)
     give_back(string.sub(lrec, t + 1), now, 0, maxph)

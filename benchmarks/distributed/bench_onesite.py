@@ -1,0 +1,142 @@
+"""One site, side by side: ``topicrawl crawl`` on PostgreSQL against 1 and N ``topicrawl worker``s.
+
+The Java 17 API docs on 127.0.0.11:8080 (``../shared/bench/docsweb.sh start``), breadth-first,
+robots.txt obeyed, the same settings on every side, every page stored in the same PostgreSQL
+(a fresh schema per run; a fresh Redis namespace per distributed run). The variants run
+interleaved, round after round, so a loaded machine slows them alike.
+
+pages/s = pages stored / (last page's fetch time - first page's), read from the database:
+process start-up and shutdown are left out on every side.
+
+    .venv/bin/python benchmarks/distributed/bench_onesite.py [--rounds 2] [--workers 1,3]
+        [--max-pages 0] [--concurrency 16] [--per-host 8] [--out onesite.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import asyncpg
+from redis.asyncio import Redis
+
+HERE = Path(__file__).resolve().parent
+BIN = Path(sys.executable).parent
+REDIS_URL = "redis://127.0.0.1:6379/13"
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+SEED = "http://127.0.0.11:8080/"
+
+
+@dataclass(frozen=True)
+class Run:
+    variant: str
+    round: int
+    pages: int
+    seconds: float
+    pages_per_s: float
+    cpu_s: float
+    wall_s: float
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def common_args(args: argparse.Namespace, db: str) -> list[str]:
+    argv = ["--seed", SEED, "--strategy", "bfs", "--db", db, "--quiet"]
+    argv += ["--max-pages", str(args.max_pages), "--concurrency", str(args.concurrency)]
+    argv += ["--per-host", str(args.per_host)]
+    return argv
+
+
+def run_variant(args: argparse.Namespace, workers: int, round_no: int) -> Run:
+    """``workers`` 0: one ``topicrawl crawl``; else that many ``topicrawl worker``s."""
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    namespace = f"bench-{uuid.uuid4().hex[:10]}"
+    db = f"{PG_URL}?schema={schema}"
+    env = dict(os.environ)
+    cpu0, start = children_cpu(), time.monotonic()
+    procs = []
+    if workers == 0:
+        argv = [str(BIN / "topicrawl"), "crawl", *common_args(args, db)]
+        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL))
+    for i in range(workers):
+        argv = [str(BIN / "topicrawl"), "worker", *common_args(args, db)]
+        argv += ["--redis", REDIS_URL, "--namespace", namespace, "--node-id", f"w{i}"]
+        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL))
+    codes = [proc.wait(1800) for proc in procs]
+    wall = time.monotonic() - start
+    cpu = children_cpu() - cpu0
+    pages, first, last = asyncio.run(_read_and_drop(schema, namespace))
+    if any(codes):
+        raise SystemExit(f"a process failed: exit codes {codes}")
+    span = max(last - first, 1e-9)
+    variant = "crawl" if workers == 0 else f"worker x{workers}"
+    run = Run(
+        variant,
+        round_no,
+        pages,
+        round(span, 2),
+        round(pages / span, 1),
+        round(cpu, 1),
+        round(wall, 1),
+    )
+    print(json.dumps(asdict(run)), flush=True)
+    return run
+
+
+async def _read_and_drop(schema: str, namespace: str) -> tuple[int, float, float]:
+    connection = await asyncpg.connect(PG_URL)
+    try:
+        row = await connection.fetchrow(
+            "SELECT count(*) AS n, min(fetched_at) AS a, max(fetched_at) AS b"
+            f' FROM "{schema}".pages'
+        )
+        await connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    finally:
+        await connection.close()
+    client = Redis.from_url(REDIS_URL)
+    try:
+        keys = [key async for key in client.scan_iter(match=f"topicrawl:{{{namespace}}}:*")]
+        for at in range(0, len(keys), 1000):
+            await client.delete(*keys[at : at + 1000])
+    finally:
+        await client.aclose()
+    return int(row["n"]), float(row["a"] or 0.0), float(row["b"] or 0.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--workers", default="1,3")
+    parser.add_argument("--max-pages", type=int, default=0)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--per-host", type=int, default=8)
+    parser.add_argument("--out", type=Path, default=HERE / "onesite.json")
+    args = parser.parse_args()
+    variants = [0, *(int(w) for w in args.workers.split(","))]
+    runs = [
+        run_variant(args, workers, round_no)
+        for round_no in range(1, args.rounds + 1)
+        for workers in variants
+    ]
+    report = {
+        "settings": {k: str(v) for k, v in vars(args).items()},
+        "load_average_after": os.getloadavg(),
+        "runs": [asdict(run) for run in runs],
+    }
+    args.out.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
