@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from topicrawl.demoweb.threaded import ThreadedServer
 from topicrawl.parse.urls import canonicalize
 
-__all__ = ["Exchange", "Handler", "HostileServer", "page_body"]
+__all__ = ["Exchange", "Handler", "HostileServer", "Route", "page_body", "response_head"]
 
 MAX_REQUEST_HEAD = 64 * 1024
 SMUGGLED = b"<html><head><title>SMUGGLED</title></head><body><p>not yours</p></body></html>"
@@ -77,6 +77,7 @@ class Exchange:
 
 
 Handler = Callable[[Exchange], Awaitable[None]]
+Route = Callable[[str, int], Handler | None]
 
 
 @dataclass
@@ -88,7 +89,7 @@ class HostileServer(ThreadedServer):
     sets ``keep_alive = False`` to close the connection after it.
     """
 
-    route: Callable[[str, int], Handler | None]
+    route: Route
     listeners: int = 1
     sent: dict[str, str] = field(default_factory=dict)
     requests: list[str] = field(default_factory=list)

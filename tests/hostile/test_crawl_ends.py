@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.unit.engine.test_crawler_slots import CountingFetcher, SlowParser, _crawler
 from topicrawl.core.models import ErrorKind, Request, Response
 from topicrawl.frontier import MemoryFrontier
 from topicrawl.storage import SqlStorage
+
+pytestmark = pytest.mark.hostile
 
 
 class HangingFetcher(CountingFetcher):
