@@ -7,6 +7,7 @@ hang guard; the process's resident memory is sampled meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import threading
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ def hostile_settings(seeds: list[str], db: Path, strategy: str, **extra: Any) ->
         "topics": (TOPIC,),
         "strategy": strategy,
         "concurrency": 8,
-        "parse_workers": 0,
+        "parse_workers": 1,  # as crawls run by default: parsing apart, with a time limit
         # The delay lets bytes a server sends after a response arrive while its connection
         # idles: bytes that come after the next request went out on it are, by HTTP/1.1,
         # that request's answer, and no client can tell them apart.
@@ -66,17 +67,25 @@ def hostile_settings(seeds: list[str], db: Path, strategy: str, **extra: Any) ->
 
 
 class _PeakRss:
-    """Samples the process's RSS every 50 ms in a thread; keeps the peak."""
+    """Samples the RSS of the process and its children (parse workers) every 50 ms in a
+    thread; keeps the peak of their sum."""
 
     def __init__(self) -> None:
         self._process = psutil.Process()
-        self.start = self.peak = self._process.memory_info().rss
+        self.start = self.peak = self._rss()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
         while not self._done.wait(0.05):
-            self.peak = max(self.peak, self._process.memory_info().rss)
+            self.peak = max(self.peak, self._rss())
+
+    def _rss(self) -> int:
+        total = self._process.memory_info().rss
+        for child in self._process.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                total += child.memory_info().rss
+        return total
 
     def __enter__(self) -> _PeakRss:
         self._thread.start()
