@@ -96,12 +96,12 @@ class _PeakRss:
         self._thread.join()
 
 
-def crawl(settings: CrawlSettings) -> CrawlOutcome:
-    """Run the crawl to its end (or the hang guard) and read back its database."""
+def crawl(settings: CrawlSettings, *, guard: float = HANG_GUARD) -> CrawlOutcome:
+    """Run the crawl to its end (or the hang guard, in seconds) and read back its database."""
     hung = False
     with _PeakRss() as rss:
         try:
-            asyncio.run(asyncio.wait_for(run_crawl(settings), HANG_GUARD))
+            asyncio.run(asyncio.wait_for(run_crawl(settings), guard))
         except TimeoutError:
             hung = True
     outcome = CrawlOutcome(strategy=settings.strategy, hung=hung, rss_growth=rss.peak - rss.start)

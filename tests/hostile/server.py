@@ -23,12 +23,18 @@ MAX_REQUEST_HEAD = 64 * 1024
 SMUGGLED = b"<html><head><title>SMUGGLED</title></head><body><p>not yours</p></body></html>"
 
 
-def page_body(path: str, links: tuple[str, ...] = (), extra: str = "") -> bytes:
+def page_body(
+    path: str,
+    links: tuple[str, ...] = (),
+    extra: str = "",
+    *,
+    about: str = "java thread concurrency",
+) -> bytes:
     """A small page whose title and text name its own path (the marker a test checks)."""
     anchors = "".join(f'<li><a href="{link}">{link}</a></li>' for link in links)
     return (
         f"<!DOCTYPE html><html><head><title>page {path}</title></head><body>"
-        f"<h1>page {path}</h1><p>marker {path}: java thread concurrency</p>"
+        f"<h1>page {path}</h1><p>marker {path}: {about}</p>"
         f"<ul>{anchors}</ul>{extra}</body></html>"
     ).encode()
 

@@ -329,7 +329,8 @@ def site_route(cases: tuple[Case, ...]) -> Route:
 async def _calendar(ex: Exchange) -> None:
     day = int(ex.path.rsplit("=", 1)[1])
     links = (f"/cal?day={day + 1}", f"/cal?day={day - 1}")
-    await ex.page(page_body(ex.path, links))
+    # Off the crawl's topic, so a focused crawl holds its links back (and revives them).
+    await ex.page(page_body(ex.path, links, about="weather and holidays of the day"))
 
 
 def calendar_route(path: str, listener: int) -> Handler | None:
