@@ -52,7 +52,10 @@ class GuardedResponseHandler(ResponseHandler):
         super().set_response_params(**kwargs)
 
     def data_received(self, data: bytes) -> None:
-        if data and not self._awaiting:
+        # Before its first request a connection has no parser, and aiohttp keeps what arrives
+        # for the first response (a proxy's answer to CONNECT can come before
+        # set_response_params is called); after it, bytes need a request waiting for them.
+        if data and not self._awaiting and self._parser is not None:
             self._refuse(f"{len(data)} bytes arrived with no request waiting for them")
             return
         super().data_received(data)
