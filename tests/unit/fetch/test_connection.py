@@ -90,6 +90,6 @@ async def test_bytes_before_the_first_request_wait_for_it() -> None:
     handler, transport = await _handler()
     handler.data_received(_response(b"", status=200))
     handler.set_response_params()
-    assert (await handler.read())[0].code == 200
+    assert (await asyncio.wait_for(handler.read(), 5))[0].code == 200
     assert handler.surplus == 0
     assert not transport.closed
