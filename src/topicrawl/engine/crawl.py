@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from topicrawl.core.errors import BlockedError, FetchError, StorageError
+from topicrawl.core.errors import BlockedError, FetchError, RetryableFetchError, StorageError
 from topicrawl.core.models import (
     CrawlStats,
     ErrorKind,
@@ -447,7 +447,20 @@ class Crawler:
         assert slots is not None  # run() made them
         await slots.acquire(lease.host)
         try:
-            return await self._fetcher.fetch(lease.request)
+            # A fetch still running when its lease expires is lost work (the frontier hands
+            # the URL out again): it is abandoned then, so a fetcher that never returns
+            # cannot keep a crawl whose work is done from ending (issue #26 item 1). It ends
+            # a little before the lease does, so its failure is acked, not fetched again.
+            deadline = max(0.9 * (lease.expires_at - time.time()), 0.0)
+            try:
+                async with asyncio.timeout(deadline):
+                    return await self._fetcher.fetch(lease.request)
+            except TimeoutError as exc:
+                raise RetryableFetchError(
+                    lease.request.url,
+                    f"the fetch outlived its lease ({deadline:.0f}s)",
+                    kind=ErrorKind.TIMEOUT,
+                ) from exc
         finally:
             slots.release(lease.host)
             if self._fetched is not None:

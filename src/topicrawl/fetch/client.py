@@ -32,6 +32,7 @@ from topicrawl.core.errors import (
     UrlTooLong,
 )
 from topicrawl.core.models import ErrorKind, Request, Response
+from topicrawl.fetch.connection import GuardedConnector
 from topicrawl.fetch.proxies import ProxyPool
 from topicrawl.fetch.robots import RobotsCache
 from topicrawl.parse.charset import decode_body
@@ -54,6 +55,8 @@ _NO_SUCH_NAME = frozenset(
 _TEXT_TYPES = frozenset({"application/xhtml+xml", "application/xml", "application/json"})
 # Unwanted bodies (redirects, errors) up to this size are read to keep the connection.
 _DRAIN_BYTES = 64 * 1024
+# Our own bound on one attempt fires this long after aiohttp's total timeout should have.
+_WATCHDOG_GRACE = 2.0
 _HTML_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title", b"<meta")
 
 
@@ -77,11 +80,13 @@ def _timeout(settings: FetchSettings) -> aiohttp.ClientTimeout:
 
 def create_session(settings: FetchSettings) -> aiohttp.ClientSession:
     """A session tuned for crawling: a pooled keep-alive connector with a DNS cache, the
-    crawler's headers, the fetch timeouts, and no cookies (each fetch stands alone).
+    crawler's headers, the fetch timeouts, and no cookies (each fetch stands alone). Its
+    connections close when a server sends bytes no request asked for (see
+    :mod:`topicrawl.fetch.connection`), so a response is only ever read by its own request.
 
     Must be called with an event loop running.
     """
-    connector = aiohttp.TCPConnector(
+    connector = GuardedConnector(
         limit=settings.connections,
         limit_per_host=0,  # per-host politeness is the frontier's job
         ttl_dns_cache=300,
@@ -182,6 +187,7 @@ class HttpFetcher:
         # An injected session may lack our defaults, so they go with each request then.
         self._headers = None if session is None else _default_headers(settings)
         self._timeout = _timeout(settings)
+        self._watchdog = settings.timeout + _WATCHDOG_GRACE
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._max_body = settings.max_body_bytes
@@ -294,7 +300,7 @@ class HttpFetcher:
         while True:
             proxy = self._proxies.choose() if self._proxies is not None else None
             try:
-                return await self._attempt(origin, url, proxy)
+                return await self._watched_attempt(origin, url, proxy)
             except RetryableFetchError as exc:
                 wait = exc.retry_after if isinstance(exc, BlockedError) else None
                 if wait is not None and wait > self._settings.backoff_max:
@@ -314,6 +320,21 @@ class HttpFetcher:
                 )
                 await self._sleep(wait)
 
+    async def _watched_attempt(
+        self, origin: str, url: str, proxy: str | None
+    ) -> _Answer | _Redirect:
+        """One HTTP request under our own watchdog: whatever aiohttp's timeouts do (a read
+        of a response queued on a poisoned connection escaped them, issue #26), the attempt
+        ends shortly after ``timeout``."""
+        try:
+            async with asyncio.timeout(self._watchdog):
+                return await self._attempt(origin, url, proxy)
+        except TimeoutError as exc:
+            self._proxy_failed(proxy)
+            raise RetryableFetchError(
+                origin, f"no answer from {url} within {self._watchdog:.0f}s", kind=ErrorKind.TIMEOUT
+            ) from exc
+
     async def _attempt(self, origin: str, url: str, proxy: str | None) -> _Answer | _Redirect:
         """One HTTP request; aiohttp's failures are turned into the crawler's errors."""
         started = time.perf_counter()
@@ -329,7 +350,15 @@ class HttpFetcher:
                 if proxy is not None:
                     assert self._proxies is not None
                     self._proxies.report(proxy, latency=time.perf_counter() - started, ok=True)
-                return await self._answer(origin, response)
+                try:
+                    return await self._answer(origin, response)
+                except BaseException as exc:
+                    # An exchange that went wrong with its body unread or half read (a
+                    # watchdog's cancel, a broken body) leaves the connection in an unknown
+                    # state: never reuse it. A drained 404 keeps its connection.
+                    if not isinstance(exc, FetchError) or not response.content.is_eof():
+                        response.close()
+                    raise
         except FetchError:
             raise
         except TimeoutError as exc:

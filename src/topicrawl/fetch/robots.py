@@ -135,6 +135,7 @@ class RobotsCache:
         self._ttl = ttl
         self._max_hosts = max_hosts
         self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._watchdog = timeout * (MAX_ROBOTS_REDIRECTS + 1) + 2.0
         self._proxies = proxies
         self._rules: OrderedDict[str, _HostRules] = OrderedDict()
         self._loading: dict[str, asyncio.Task[_HostRules]] = {}
@@ -271,7 +272,10 @@ class RobotsCache:
             answer = await self._fetch_text(robots_url)
             return RobotsFile(answer.status, _truncate(answer.text))
         assert self._session is not None  # one of the two is set, checked in __init__
-        return await self._fetch_with_session(self._session, robots_url)
+        # Our own bound over every hop, whatever aiohttp's timeouts do: every URL of the
+        # host waits on this fetch. A TimeoutError makes the host unreachable for now.
+        async with asyncio.timeout(self._watchdog):
+            return await self._fetch_with_session(self._session, robots_url)
 
     async def _fetch_with_session(self, session: aiohttp.ClientSession, url: str) -> RobotsFile:
         current = url
