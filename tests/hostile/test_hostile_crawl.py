@@ -118,16 +118,7 @@ def test_case(full_crawl: CrawlOutcome, full_site: HostileServer, case: Case) ->
     _check_case(full_crawl, full_site, case)
 
 
-@pytest.mark.parametrize(
-    "strategy",
-    [
-        *STRATEGIES[:3],
-        pytest.param(
-            "focused",
-            marks=pytest.mark.xfail(strict=True, reason="#26 item 2: revived links skip max-depth"),
-        ),
-    ],
-)
+@pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.slow
 def test_calendar_trap_stops_at_max_depth(strategy: str, tmp_path: Path) -> None:
     with HostileServer(route=calendar_route).run_in_thread() as server:
