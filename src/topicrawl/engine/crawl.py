@@ -421,9 +421,13 @@ class Crawler:
                 return True
 
     async def _wait(self, seconds: float) -> None:
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for returns normally when it is
+        # cancelled just as the event is set, so a worker woken by a failing worker's last act
+        # lost the TaskGroup's cancellation and polled on for ever.
         self._wakeup.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wakeup.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._wakeup.wait()
 
     async def _process(self, lease: Lease) -> None:
         request = lease.request
