@@ -96,7 +96,7 @@ def test_a_lock_ttl_past_the_heartbeat_timeout_is_refused() -> None:
 
 
 def test_a_lease_ttl_shorter_than_the_heartbeat_timeout_is_refused() -> None:
-    settings = CrawlSettings(frontier={"lease_ttl": 10.0})  # type: ignore[arg-type]
+    settings = CrawlSettings(fetch={"timeout": 5.0}, frontier={"lease_ttl": 10.0})  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="lease_ttl"):
         check_timing(settings, DistributedSettings())
 
