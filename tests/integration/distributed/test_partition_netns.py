@@ -107,8 +107,8 @@ async def test_a_worker_partitioned_off_is_declared_dead_by_a_standby_and_rejoin
         await _lock_holder(client, lock, names, among=among, timeout=cluster.timeout + 5)
 
         # Cut the link while a page "cut" fetched is not in the database yet: its write will
-        # arrive late, after w2 fetched the URL again. (Not while a write of "cut" is under
-        # way: that is the next test.)
+        # arrive late, after w2 fetched the URL again. (No write of "cut" is left under way at
+        # the server: that is the next test.)
         cut_at, late = await _partition_with_a_late_write(cluster, namespace, client)
         stored_at_cut = await cluster.count()
 
@@ -230,29 +230,41 @@ async def _lock_holder(
 async def _partition_with_a_late_write(
     cluster: Cluster, namespace: NetworkNamespace, client: Redis
 ) -> tuple[float, set[str]]:
-    """Partition the namespace when "cut" holds the lease of a page the demo web served it that
-    is not stored yet, and has no write under way; returns when the cut took effect and those
+    """Partition the namespace while "cut" holds the lease of a page the demo web served it
+    that is not stored, and has no write under way; returns when the cut took effect and those
     URLs.
 
-    Whether a moment qualifies is only certain once the cut has frozen what "cut" holds, so
-    a moment that turns out not to is healed at once (a blip far shorter than the heartbeat
-    timeout) and another one is tried.
+    Every write is held back (LOCK TABLE) until a write of "cut" waits and "cut" holds such a
+    page (nothing can be stored meanwhile, nor its lease acked: the crawler acks only what is
+    stored). Then the link is cut, the server ends the sessions of "cut" doing something (the
+    held write rolls back, having written nothing), and the writes are let go. "cut" learns
+    of it only once the link is back, and writes those pages again then: late, after w2
+    fetched the URLs again. No moment is waited for by luck: each step waits for a state the
+    one before it guarantees.
     """
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        pending = await _late_writes(cluster, client, before=time.monotonic())
-        if not pending or await _backends(cluster, namespace):
-            await asyncio.sleep(0.01)
-            continue
-        before = time.monotonic()
-        namespace.partition()
-        cut_at = time.monotonic()
-        await asyncio.sleep(SETTLE)
-        late = await _late_writes(cluster, client, before=before)
-        if late and not await _backends(cluster, namespace):
-            return cut_at, late
-        namespace.heal()
-    raise AssertionError("never caught the worker with a fetched page not yet stored")
+    table = f'"{cluster.schema}".pages'
+    blocker = await cluster.pg()
+    try:
+        async with blocker.transaction():
+            await blocker.execute(f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")
+            deadline = time.monotonic() + 60
+            while not (
+                "Lock" in (await _backends(cluster, namespace)).values()
+                and await _late_writes(cluster, client, before=time.monotonic())
+            ):
+                assert time.monotonic() < deadline, "no write of cut with a served page came"
+                await asyncio.sleep(0.02)
+            before = time.monotonic()
+            namespace.partition()
+            cut_at = time.monotonic()
+            await asyncio.sleep(SETTLE)
+            await _end_sessions(cluster, namespace)
+            late = await _late_writes(cluster, client, before=before)
+    finally:
+        await blocker.close()
+    assert late, "the pages cut held were stored or acked while every write was held back"
+    assert not await _backends(cluster, namespace), "a session of cut still does something"
+    return cut_at, late
 
 
 async def _partition_during_a_write(
@@ -321,6 +333,23 @@ async def _backends(cluster: Cluster, namespace: NetworkNamespace) -> dict[int, 
         for row in rows
         if row["client_port"] in ports
     }
+
+
+async def _end_sessions(cluster: Cluster, namespace: NetworkNamespace) -> None:
+    """End the database sessions of "cut" doing something (their transactions roll back),
+    and wait until they are gone."""
+    ports = namespace.client_ports(_host_port(cluster.postgres_url))
+    connection = await cluster.pg()
+    try:
+        ended = await connection.fetch(
+            "SELECT pid, pg_terminate_backend(pid, 10000) AS gone FROM pg_stat_activity"
+            " WHERE application_name = $1 AND state <> 'idle' AND client_port = ANY($2::int[])",
+            cluster.app,
+            sorted(ports),
+        )
+    finally:
+        await connection.close()
+    assert all(row["gone"] for row in ended), f"sessions of cut still there: {ended}"
 
 
 async def _longest_lock_wait(
