@@ -21,7 +21,7 @@ from redis.asyncio import Redis
 from topicrawl.core.config import CrawlSettings
 from topicrawl.demoweb import DemoWeb, DemoWebServer
 from topicrawl.demoweb.truth import CrawlRules, expected_crawl
-from topicrawl.distributed import NodeRegistry
+from topicrawl.distributed import NodeRegistry, NodeState
 from topicrawl.engine import open_storage, run_crawl
 
 MAX_DEPTH = 6
@@ -258,6 +258,26 @@ class Cluster:
                 assert code is None, f"{name} exited ({code}): {self.log(name)}"
             assert time.monotonic() < deadline, f"{sorted(missing)} never registered"
             await asyncio.sleep(0.05)
+
+    async def wait_declared_dead(self, registry: NodeRegistry, node: str) -> None:
+        """Wait for ``node`` to be declared dead and, in the same coordinator round, its leases
+        and hosts to go back (a read between the round's two steps may still see them: poll
+        both)."""
+        client = registry.client
+        states: dict[str, NodeState] = {}
+        held = (-1, -1)
+        deadline = time.monotonic() + PATIENCE
+        while time.monotonic() < deadline:
+            states = {n.node: n.state for n in await registry.nodes()}
+            held = (
+                await client.scard(self.prefix + f"nl:{node}"),
+                await client.scard(self.prefix + f"hosts:{node}"),
+            )
+            if states.get(node) is NodeState.DEAD and held == (0, 0):
+                return
+            await asyncio.sleep(0.1)
+        assert states.get(node) is NodeState.DEAD, states
+        assert held == (0, 0), "leases and hosts the dead node still holds"
 
     async def wait_for_a_held_write(self, timeout: float = PATIENCE) -> None:
         """Wait until a write of the crawl waits for a lock (under :meth:`writes_held`)."""

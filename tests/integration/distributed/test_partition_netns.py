@@ -23,7 +23,7 @@ from tests.integration.distributed.harness import PATIENCE, Cluster, crawl_alone
 from tests.integration.distributed.netns import NetnsError, NetworkNamespace, unavailable
 from tests.integration.distributed.test_workers import assert_complete, registry_of
 from topicrawl.demoweb import DemoWebServer
-from topicrawl.distributed import NodeRegistry, NodeState
+from topicrawl.distributed import NodeRegistry
 
 DELAY = 0.5  # per host: 6 hosts make ~12 pages/s, so much of the crawl is left after the cut
 PARTITION = 6.0  # seconds at least: past the heartbeat timeout, and the fetch and Redis ones
@@ -117,7 +117,7 @@ async def test_a_worker_partitioned_off_is_declared_dead_by_a_standby_and_rejoin
             cut_at, late = await _partition_with_a_late_write(cluster, namespace, client)
         stored_at_cut = await cluster.count()
 
-        await _wait_declared_dead(cluster, registry, since=cut_at)
+        await cluster.wait_declared_dead(registry, "cut")
         assert namespace.partitioned
         # ... by a standby: the killed coordinator cannot have.
         await _lock_holder(client, lock, names, among={survivor, "w2"}, timeout=PATIENCE)
@@ -155,12 +155,12 @@ async def test_a_worker_cut_off_in_the_middle_of_a_write_does_not_stall_the_othe
     xids: set[str] = set()
     try:
         await _start_workers(cluster, namespace, registry)
-        cut_at, xids = await _partition_during_a_write(cluster, namespace, registry.client)
+        xids = await _partition_during_a_write(cluster, namespace, registry.client)
 
         # Declared dead: w2 fetches again the pages "cut" was writing, and its writes of them
         # should not wait for the open transaction of "cut" while the partition lasts (a
         # wait that ends on its own, as when the server ends that session, is fine).
-        await _wait_declared_dead(cluster, registry, since=cut_at)
+        await cluster.wait_declared_dead(registry, "cut")
         waited = await _longest_lock_wait(cluster, namespace, at_least=STALL, within=30)
         assert namespace.partitioned
 
@@ -270,9 +270,9 @@ async def _partition_with_a_late_write(
 
 async def _partition_during_a_write(
     cluster: Cluster, namespace: NetworkNamespace, client: Redis
-) -> tuple[float, set[str]]:
-    """Partition the namespace while a write of "cut" holds rows; returns when the cut took
-    effect and the ids of the transactions left open.
+) -> set[str]:
+    """Partition the namespace while a write of "cut" holds rows; returns the ids of the
+    transactions left open.
 
     In a transaction it keeps open, the test inserts a placeholder row for every URL "cut"
     holds a lease of that is not stored (taking new leases in as they come): "cut" writes
@@ -307,7 +307,6 @@ async def _partition_during_a_write(
                     placed.add(url)
             await asyncio.sleep(0.02)
         namespace.partition()
-        cut_at = time.monotonic()
         await held.rollback()
     finally:
         await blocker.close()
@@ -315,7 +314,7 @@ async def _partition_during_a_write(
     while not (xids := await _open_writes(cluster, namespace)):
         assert time.monotonic() < deadline, "the held write of cut wrote no row"
         await asyncio.sleep(0.05)
-    return cut_at, xids
+    return xids
 
 
 async def _leased(cluster: Cluster, client: Redis) -> set[str]:
@@ -414,25 +413,6 @@ async def _open_writes(cluster: Cluster, namespace: NetworkNamespace) -> set[str
     finally:
         await connection.close()
     return {row["xid"] for row in rows if row["client_port"] in ports}
-
-
-async def _wait_declared_dead(cluster: Cluster, registry: NodeRegistry, *, since: float) -> None:
-    """Wait for "cut" to be declared dead and, in the same coordinator round, its leases and
-    hosts to go back (a read between the round's two steps may still see them: poll both)."""
-    client = registry.client
-    states: dict[str, NodeState] = {}
-    held = (-1, -1)
-    while time.monotonic() - since < PATIENCE:
-        states = {n.node: n.state for n in await registry.nodes()}
-        held = (
-            await client.scard(cluster.prefix + "nl:cut"),
-            await client.scard(cluster.prefix + "hosts:cut"),
-        )
-        if states.get("cut") is NodeState.DEAD and held == (0, 0):
-            return
-        await asyncio.sleep(0.1)
-    assert states.get("cut") is NodeState.DEAD, states
-    assert held == (0, 0), "leases and hosts the dead node still holds"
 
 
 async def _wait_served_again(

@@ -310,26 +310,10 @@ async def test_a_worker_cut_off_mid_crawl_is_declared_dead_and_rejoins(
             cluster.start_worker("w2")
             await cluster.wait_registered(registry, ("cut", "w2"))
         await cluster.wait_for_pages(20)
-        client = registry.client
         async with cluster.writes_held():
             await redis_proxy.cut()
             await pg_proxy.cut()
-            cut_at = time.monotonic()
-            states: dict[str, NodeState] = {}
-            held = (-1, -1)
-            # Declared dead, and in the same coordinator round its leases and hosts go back (a
-            # read between the round's two steps may still see them, so poll for both).
-            while time.monotonic() - cut_at < PATIENCE:
-                states = {n.node: n.state for n in await registry.nodes()}
-                held = (
-                    await client.scard(cluster.prefix + "nl:cut"),
-                    await client.scard(cluster.prefix + "hosts:cut"),
-                )
-                if states.get("cut") is NodeState.DEAD and held == (0, 0):
-                    break
-                await asyncio.sleep(0.1)
-            assert states.get("cut") is NodeState.DEAD
-            assert held == (0, 0), "leases and hosts the dead node still holds"
+            await cluster.wait_declared_dead(registry, "cut")
         await asyncio.sleep(1.0)
         await redis_proxy.start()
         await pg_proxy.start()
