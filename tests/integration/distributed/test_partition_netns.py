@@ -251,19 +251,18 @@ async def _partition_with_a_late_write(
     state the one before it guarantees.
     """
     deadline = time.monotonic() + PATIENCE
-    while not (
-        "Lock" in (await _backends(cluster, namespace)).values()
-        and await _late_writes(cluster, client, before=time.monotonic())
-    ):
+    late: set[str] = set()
+    while "Lock" not in (await _backends(cluster, namespace)).values() or not late:
         assert time.monotonic() < deadline, "no write of cut with a served page came"
         await asyncio.sleep(0.02)
-    before = time.monotonic()
+        late = await _late_writes(cluster, client, before=time.monotonic())
     namespace.partition()
     cut_at = time.monotonic()
     await asyncio.sleep(SETTLE)
     await _end_sessions(cluster, namespace)
-    late = await _late_writes(cluster, client, before=before)
-    assert late, "the pages cut held were stored or acked while every write was held back"
+    # (Read before the cut: on a loaded machine "cut" may be declared dead, its leases gone
+    # back, before the sessions are ended.)
+    assert not late & {url for url, _ in await cluster.stored()}
     assert not await _backends(cluster, namespace), "a session of cut still does something"
     return cut_at, late
 
