@@ -297,6 +297,20 @@ class Cluster:
             assert time.monotonic() < deadline, "no write of the crawl came"
             await asyncio.sleep(0.05)
 
+    async def activity(self) -> list[str]:
+        """What each database session of the crawl is doing (for a failure's message)."""
+        connection = await self.pg()
+        try:
+            rows = await connection.fetch(
+                "SELECT pid, client_port, state, wait_event_type, wait_event,"
+                " now() - xact_start AS open_for, left(query, 60) AS query"
+                " FROM pg_stat_activity WHERE application_name = $1",
+                self.app,
+            )
+        finally:
+            await connection.close()
+        return [str(dict(row)) for row in rows]
+
     async def terminate_backends(self) -> int:
         """pg_terminate_backend on every connection of this crawl's workers."""
         connection = await self.pg()

@@ -133,7 +133,11 @@ async def test_a_worker_partitioned_off_is_declared_dead_by_a_standby_and_rejoin
 
         namespace.heal()
         codes = await cluster.wait_all(timeout=PATIENCE)
-        assert codes == {survivor: 0, "cut": 0, "w2": 0}, (codes, cluster.log("cut"))
+        assert codes == {survivor: 0, "cut": 0, "w2": 0}, (
+            codes,
+            await cluster.activity(),
+            cluster.log("cut"),
+        )
         # Back from the partition, it noticed it had been declared dead and registered again.
         assert "was declared dead; registering again" in cluster.log("cut")
     finally:
