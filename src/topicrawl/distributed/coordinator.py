@@ -280,11 +280,16 @@ def _text(value: bytes | str) -> str:
 
 
 async def crawl_done(frontier: RedisFrontier, registry: NodeRegistry) -> bool:
-    """Whether the crawl has started and is over: nothing queued or in flight, no live node."""
+    """Whether the crawl has started and is over: nothing queued or in flight, no live node.
+
+    Started means its storage run exists and a node has registered: the first worker starts
+    the run before it registers and seeds the frontier, and in between the crawl looks over.
+    """
     started = await registry.client.hexists(registry.prefix + "meta", "run_id")
     if not started or await frontier.queued() or await frontier.in_flight():
         return False
-    return not await registry.live()
+    nodes = await registry.nodes()
+    return bool(nodes) and not any(node.live for node in nodes)
 
 
 async def serve(

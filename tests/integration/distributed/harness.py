@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import subprocess
@@ -10,7 +11,7 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,9 +21,18 @@ from redis.asyncio import Redis
 from topicrawl.core.config import CrawlSettings
 from topicrawl.demoweb import DemoWeb, DemoWebServer
 from topicrawl.demoweb.truth import CrawlRules, expected_crawl
+from topicrawl.distributed import NodeRegistry, NodeState
 from topicrawl.engine import open_storage, run_crawl
 
 MAX_DEPTH = 6
+# Seconds a wait for something sure to happen may last before the test fails: it only ends a
+# wait that would never end. Starting a worker alone took over 30 s on the 2-core machine
+# with a load of 12 (a bound of 30 s failed a run there with the workers' logs still empty).
+PATIENCE = 300.0
+# Seconds a lease lasts: longer than any test holds writes back (Cluster.writes_held), so no
+# lease expires meanwhile (its URL would be fetched again, and some tests count refetches).
+# A dead worker's leases go back when it is declared dead, not when they expire.
+LEASE_TTL = 2 * PATIENCE
 ENV = {
     "TOPICRAWL_STORAGE__FLUSH_INTERVAL": "0.2",
     "TOPICRAWL_FETCH__TIMEOUT": "5",
@@ -141,7 +151,7 @@ class Cluster:
         argv += [*self._common(redis_url), "--db", db_url, "--strategy", "bfs"]
         argv += ["--max-pages", str(max_pages), "--concurrency", "4", "--per-host", "2"]
         argv += ["--max-depth", str(MAX_DEPTH), "--delay", str(self.delay)]
-        argv += ["--throughput-window", "1", "--lease-ttl", "30", "--log-level", "info"]
+        argv += ["--throughput-window", "1", "--lease-ttl", str(LEASE_TTL), "--log-level", "info"]
         for seed in web.bases().values():
             argv += ["--seed", seed]
         for host in web.bases():
@@ -205,7 +215,7 @@ class Cluster:
     async def count(self) -> int:
         return len(await self.stored())
 
-    async def wait_for_pages(self, at_least: int, timeout: float) -> int:
+    async def wait_for_pages(self, at_least: int, timeout: float = PATIENCE) -> int:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             count = await self.count()
@@ -213,6 +223,93 @@ class Cluster:
                 return count
             await asyncio.sleep(0.1)
         raise AssertionError(f"fewer than {at_least} pages after {timeout} s")
+
+    async def create_schema(self) -> None:
+        """Create the crawl's tables now (as its first worker would), so that
+        :meth:`writes_held` can be used before any worker has started."""
+        async with open_storage(self.db_url):
+            pass
+
+    @contextlib.asynccontextmanager
+    async def writes_held(self) -> AsyncIterator[None]:
+        """Hold back every page write of the crawl for the block: its writes wait for a table
+        lock this connection holds. No page is stored meanwhile and no lease acked (a worker
+        acks a URL only once its page is stored), so the crawl cannot end in the block,
+        however slow the machine is; the workers buffer what they fetch, and then stall."""
+        connection = await self.pg()
+        try:
+            async with connection.transaction():
+                await connection.execute(
+                    f'LOCK TABLE "{self.schema}".pages IN SHARE ROW EXCLUSIVE MODE'
+                )
+                yield
+        finally:
+            await connection.close()
+
+    async def wait_registered(
+        self, registry: NodeRegistry, names: Iterable[str], timeout: float = PATIENCE
+    ) -> None:
+        """Wait until the workers ``names`` have registered (failing early if one exits)."""
+        wanted = set(names)
+        deadline = time.monotonic() + timeout
+        while missing := wanted - {n.node for n in await registry.nodes()}:
+            for name in missing:
+                code = self.procs[name].poll()
+                assert code is None, f"{name} exited ({code}): {self.log(name)}"
+            assert time.monotonic() < deadline, f"{sorted(missing)} never registered"
+            await asyncio.sleep(0.05)
+
+    async def wait_declared_dead(self, registry: NodeRegistry, node: str) -> None:
+        """Wait for ``node`` to be declared dead and, in the same coordinator round, its leases
+        and hosts to go back (a read between the round's two steps may still see them: poll
+        both)."""
+        client = registry.client
+        states: dict[str, NodeState] = {}
+        held = (-1, -1)
+        deadline = time.monotonic() + PATIENCE
+        while time.monotonic() < deadline:
+            states = {n.node: n.state for n in await registry.nodes()}
+            held = (
+                await client.scard(self.prefix + f"nl:{node}"),
+                await client.scard(self.prefix + f"hosts:{node}"),
+            )
+            if states.get(node) is NodeState.DEAD and held == (0, 0):
+                return
+            await asyncio.sleep(0.1)
+        assert states.get(node) is NodeState.DEAD, states
+        assert held == (0, 0), "leases and hosts the dead node still holds"
+
+    async def wait_for_a_held_write(self, timeout: float = PATIENCE) -> None:
+        """Wait until a write of the crawl waits for a lock (under :meth:`writes_held`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            connection = await self.pg()
+            try:
+                waiting = await connection.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                    self.app,
+                )
+            finally:
+                await connection.close()
+            if waiting:
+                return
+            assert time.monotonic() < deadline, "no write of the crawl came"
+            await asyncio.sleep(0.05)
+
+    async def activity(self) -> list[str]:
+        """What each database session of the crawl is doing (for a failure's message)."""
+        connection = await self.pg()
+        try:
+            rows = await connection.fetch(
+                "SELECT pid, client_port, state, wait_event_type, wait_event,"
+                " now() - xact_start AS open_for, left(query, 60) AS query"
+                " FROM pg_stat_activity WHERE application_name = $1",
+                self.app,
+            )
+        finally:
+            await connection.close()
+        return [str(dict(row)) for row in rows]
 
     async def terminate_backends(self) -> int:
         """pg_terminate_backend on every connection of this crawl's workers."""
@@ -249,23 +346,38 @@ def refetched(server: DemoWebServer) -> int:
     return sum(n - 1 for (_, path), n in fetches.items() if "robots" not in path)
 
 
-def closest_requests(server: DemoWebServer) -> Iterator[tuple[str, float]]:
-    """Per host, the gaps between consecutive requests the frontier spaced out.
+def handed_out(server: DemoWebServer) -> dict[str, list[float]]:
+    """Per host, when the requests the frontier handed out arrived, in order.
 
     robots.txt fetches, redirect hops and the fetcher's own retries after a 5xx/429 are not
-    frontier hand-outs (the fetcher makes them inline), so a gap after one is skipped.
+    frontier hand-outs (the fetcher makes them inline), so a request after one is left out.
     """
     by_host: dict[str, list[tuple[float, int, str]]] = {}
     for record in server.access_log():
         by_host.setdefault(record.host, []).append((record.at, record.status, record.path))
+    arrivals: dict[str, list[float]] = {}
     for host, records in by_host.items():
         records.sort()
-        previous: tuple[float, int, str] | None = None
+        kept = arrivals.setdefault(host, [])
+        previous: int | None = None
         for at, status, path in records:
             if "robots.txt" in path:
                 continue
-            if previous is not None:
-                p_at, p_status, _ = previous
-                if not (300 <= p_status < 400 or p_status >= 500 or p_status in (0, 429)):
-                    yield host, at - p_at
-            previous = (at, status, path)
+            if previous is None or not (
+                300 <= previous < 400 or previous >= 500 or previous in (0, 429)
+            ):
+                kept.append(at)
+            previous = status
+    return arrivals
+
+
+def crowded(arrivals: Sequence[float], *, delay: float, lag: float) -> list[tuple[int, float]]:
+    """The pairs of hand-outs of a host ``k`` apart (``k``, the time between their arrivals)
+    that came closer than hand-outs spaced by ``delay`` could, each arriving up to ``lag``
+    after it was handed out: less than ``k * delay - lag`` apart."""
+    return [
+        (j - i, arrivals[j] - arrivals[i])
+        for i in range(len(arrivals))
+        for j in range(i + 1, len(arrivals))
+        if arrivals[j] - arrivals[i] < (j - i) * delay - lag
+    ]

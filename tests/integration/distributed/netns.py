@@ -31,6 +31,7 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -294,7 +295,25 @@ async def _relay(
     except OSError:
         writer.close()
         return
+    for end in (writer, upstream_writer):
+        _keepalive(end.get_extra_info("socket"))
     await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+
+
+def _keepalive(sock: socket.socket) -> None:
+    """Probe a connection idle for a minute (longer than any partition a test makes).
+
+    A connection the far side closed during a partition is otherwise never noticed: the
+    closing side's kernel gives up resending its FIN within the partition (an orphaned socket
+    with tcp_orphan_retries 0 retries once or so) and sends no reset, so after the heal this
+    side waits forever, and so does the process behind it (one whose database session the
+    server ended mid-partition waited for the answer to its write until the test gave up).
+    A probe after the heal is answered with a reset, and the connection is closed on.
+    """
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 60)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 5)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
 
 
 async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:

@@ -6,6 +6,7 @@ the demo web."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import time
@@ -13,15 +14,16 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import asyncpg
 import pytest
 from redis.asyncio import Redis
 
 from tests.conftest import IN_CI
-from tests.integration.distributed.harness import Cluster, crawl_alone, serve_demo_web
+from tests.integration.distributed.harness import PATIENCE, Cluster, crawl_alone, serve_demo_web
 from tests.integration.distributed.netns import NetnsError, NetworkNamespace, unavailable
 from tests.integration.distributed.test_workers import assert_complete, registry_of
 from topicrawl.demoweb import DemoWebServer
-from topicrawl.distributed import NodeRegistry, NodeState
+from topicrawl.distributed import NodeRegistry
 
 DELAY = 0.5  # per host: 6 hosts make ~12 pages/s, so much of the crawl is left after the cut
 PARTITION = 6.0  # seconds at least: past the heartbeat timeout, and the fetch and Redis ones
@@ -93,42 +95,49 @@ async def test_a_worker_partitioned_off_is_declared_dead_by_a_standby_and_rejoin
     try:
         coordinators = {"c1", "c2"}
         names = {cluster.start_coordinator(name).pid: name for name in sorted(coordinators)}
-        holder = await _lock_holder(client, lock, names, among=coordinators, timeout=30)
+        holder = await _lock_holder(client, lock, names, among=coordinators, timeout=PATIENCE)
         await _start_workers(cluster, namespace, registry)
 
-        # The coordinator holding the lock dies: a standby (the other coordinator or a worker)
-        # takes the lock within its TTL.
-        killed = cluster.procs.pop(holder)
-        assert killed.poll() is None, cluster.log(holder)
-        killed.send_signal(signal.SIGKILL)
-        killed.wait(5)
-        (survivor,) = coordinators - {holder}
-        among = {survivor, "w2", "cut"}
-        await _lock_holder(client, lock, names, among=among, timeout=cluster.timeout + 5)
+        # No page is stored from here to the cut, so the crawl cannot end first, however long
+        # the takeover takes on a loaded machine.
+        async with cluster.writes_held():
+            # The coordinator holding the lock dies: a standby (the other coordinator or a
+            # worker) takes the lock once its TTL has run out.
+            killed = cluster.procs.pop(holder)
+            assert killed.poll() is None, cluster.log(holder)
+            killed.send_signal(signal.SIGKILL)
+            killed.wait(5)
+            (survivor,) = coordinators - {holder}
+            among = {survivor, "w2", "cut"}
+            await _lock_holder(client, lock, names, among=among, timeout=PATIENCE)
 
-        # Cut the link while a page "cut" fetched is not in the database yet: its write will
-        # arrive late, after w2 fetched the URL again. (Not while a write of "cut" is under
-        # way: that is the next test.)
-        cut_at, late = await _partition_with_a_late_write(cluster, namespace, client)
+            # Cut the link while a page "cut" fetched is not in the database yet: its write
+            # will arrive late, after w2 fetched the URL again. (No write of "cut" is left
+            # under way at the server: that is the next test.)
+            cut_at, late = await _partition_with_a_late_write(cluster, namespace, client)
         stored_at_cut = await cluster.count()
 
-        await _wait_declared_dead(cluster, registry, since=cut_at)
+        await cluster.wait_declared_dead(registry, "cut")
         assert namespace.partitioned
         # ... by a standby: the killed coordinator cannot have.
-        await _lock_holder(client, lock, names, among={survivor, "w2"}, timeout=5)
+        await _lock_holder(client, lock, names, among={survivor, "w2"}, timeout=PATIENCE)
         verdict = "node cut missed its heartbeat: declared dead"
         assert verdict in cluster.log(survivor) + cluster.log("w2")
 
         # w2 crawls on during the partition, and fetches again the pages whose writes "cut"
         # holds (only w2 can reach the demo web now).
-        await cluster.wait_for_pages(stored_at_cut + 5, timeout=30)
-        await _wait_served_again(server, late, since=cut_at, timeout=30)
+        await cluster.wait_for_pages(stored_at_cut + 5)
+        await _wait_served_again(server, late, since=cut_at, timeout=PATIENCE)
         await asyncio.sleep(max(0.0, cut_at + PARTITION - time.monotonic()))
         assert namespace.partitioned
 
         namespace.heal()
-        codes = await cluster.wait_all(timeout=120)
-        assert codes == {survivor: 0, "cut": 0, "w2": 0}, (codes, cluster.log("cut"))
+        codes = await cluster.wait_all(timeout=PATIENCE)
+        assert codes == {survivor: 0, "cut": 0, "w2": 0}, (
+            codes,
+            await cluster.activity(),
+            cluster.log("cut"),
+        )
         # Back from the partition, it noticed it had been declared dead and registered again.
         assert "was declared dead; registering again" in cluster.log("cut")
     finally:
@@ -150,17 +159,17 @@ async def test_a_worker_cut_off_in_the_middle_of_a_write_does_not_stall_the_othe
     xids: set[str] = set()
     try:
         await _start_workers(cluster, namespace, registry)
-        cut_at, xids = await _partition_during_a_write(cluster, namespace)
+        xids = await _partition_during_a_write(cluster, namespace, registry.client)
 
         # Declared dead: w2 fetches again the pages "cut" was writing, and its writes of them
         # should not wait for the open transaction of "cut" while the partition lasts (a
         # wait that ends on its own, as when the server ends that session, is fine).
-        await _wait_declared_dead(cluster, registry, since=cut_at)
+        await cluster.wait_declared_dead(registry, "cut")
         waited = await _longest_lock_wait(cluster, namespace, at_least=STALL, within=30)
         assert namespace.partitioned
 
         namespace.heal()
-        codes = await cluster.wait_all(timeout=120)
+        codes = await cluster.wait_all(timeout=PATIENCE)
         assert codes == {"cut": 0, "w2": 0}, (codes, cluster.log("cut"))
     finally:
         await registry.close()
@@ -199,14 +208,17 @@ def _host_port(url: str) -> tuple[str, int]:
 async def _start_workers(
     cluster: Cluster, namespace: NetworkNamespace, registry: NodeRegistry
 ) -> None:
-    """Start "cut" in the namespace and "w2" outside; return once both crawl."""
-    cluster.start_worker("cut", wrap=namespace.wrap)
-    cluster.start_worker("w2")
-    await cluster.wait_for_pages(20, timeout=60)
-    deadline = time.monotonic() + 30
-    while {"cut", "w2"} - {n.node for n in await registry.nodes()}:
-        assert time.monotonic() < deadline, cluster.log("cut")
-        await asyncio.sleep(0.05)
+    """Start "cut" in the namespace and "w2" outside; return once both crawl.
+
+    No page is stored until both have registered: "cut" starts through ``ip netns exec``, and
+    on a loaded machine w2 could otherwise crawl everything before it.
+    """
+    await cluster.create_schema()
+    async with cluster.writes_held():
+        cluster.start_worker("cut", wrap=namespace.wrap)
+        cluster.start_worker("w2")
+        await cluster.wait_registered(registry, ("cut", "w2"))
+    await cluster.wait_for_pages(20)
 
 
 async def _lock_holder(
@@ -230,75 +242,97 @@ async def _lock_holder(
 async def _partition_with_a_late_write(
     cluster: Cluster, namespace: NetworkNamespace, client: Redis
 ) -> tuple[float, set[str]]:
-    """Partition the namespace when "cut" holds the lease of a page the demo web served it that
-    is not stored yet, and has no write under way; returns when the cut took effect and those
-    URLs.
+    """Partition the namespace while "cut" holds the lease of a page the demo web served it
+    that is not stored, and has no write under way; returns when the cut took effect and those
+    URLs. The caller holds every write back (:meth:`Cluster.writes_held`).
 
-    Whether a moment qualifies is only certain once the cut has frozen what "cut" holds, so
-    a moment that turns out not to is healed at once (a blip far shorter than the heartbeat
-    timeout) and another one is tried.
+    With writes held, nothing can be stored, nor a lease acked (the crawler acks only what is
+    stored): once a write of "cut" waits and "cut" holds such a page, that stays so. Then the
+    link is cut and the server ends the sessions of "cut" doing something (the held write rolls
+    back, having written nothing); when the caller lets the writes go, "cut" has none under
+    way. It learns of it only once the link is back, and writes those pages again then: late,
+    after w2 fetched the URLs again. No moment is waited for by luck: each step waits for a
+    state the one before it guarantees.
     """
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        pending = await _late_writes(cluster, client, before=time.monotonic())
-        if not pending or await _backends(cluster, namespace):
-            await asyncio.sleep(0.01)
-            continue
-        before = time.monotonic()
-        namespace.partition()
-        cut_at = time.monotonic()
-        await asyncio.sleep(SETTLE)
-        late = await _late_writes(cluster, client, before=before)
-        if late and not await _backends(cluster, namespace):
-            return cut_at, late
-        namespace.heal()
-    raise AssertionError("never caught the worker with a fetched page not yet stored")
+    deadline = time.monotonic() + PATIENCE
+    late: set[str] = set()
+    while "Lock" not in (await _backends(cluster, namespace)).values() or not late:
+        assert time.monotonic() < deadline, "no write of cut with a served page came"
+        await asyncio.sleep(0.02)
+        late = await _late_writes(cluster, client, before=time.monotonic())
+    namespace.partition()
+    cut_at = time.monotonic()
+    await asyncio.sleep(SETTLE)
+    await _end_sessions(cluster, namespace)
+    # (Read before the cut: on a loaded machine "cut" may be declared dead, its leases gone
+    # back, before the sessions are ended.)
+    assert not late & {url for url, _ in await cluster.stored()}
+    assert not await _backends(cluster, namespace), "a session of cut still does something"
+    return cut_at, late
 
 
 async def _partition_during_a_write(
-    cluster: Cluster, namespace: NetworkNamespace
-) -> tuple[float, set[str]]:
-    """Partition the namespace while a write of "cut" holds rows; returns when the cut took
-    effect and the ids of the transactions left open.
+    cluster: Cluster, namespace: NetworkNamespace, client: Redis
+) -> set[str]:
+    """Partition the namespace while a write of "cut" holds rows; returns the ids of the
+    transactions left open.
 
-    Every write is held back (LOCK TABLE) until one of "cut" waits, the link is cut, and the
-    writes are let go: the INSERT of "cut" runs as far as its statements got through, the
-    answers are lost, and its transaction stays open, holding the locks of the rows it wrote.
-    One held back while its statement was being prepared has written no row: the link is
-    healed at once (a blip shorter than the heartbeat timeout) and another write is tried.
+    In a transaction it keeps open, the test inserts a placeholder row for every URL "cut"
+    holds a lease of that is not stored (taking new leases in as they come): "cut" writes
+    each such page, and its write of one waits for that transaction, its statement already
+    under way. The link is cut and the placeholders rolled back: the write of "cut" runs to
+    its end, inserting its rows, but the answers are lost and its transaction stays open,
+    holding the locks of the rows it wrote. (Holding the whole table instead, a write may
+    wait while its statement is being prepared, and then writes no row.)
     """
     table = f'"{cluster.schema}".pages'
-    for _ in range(10):
-        blocker = await cluster.pg()
-        try:
-            async with blocker.transaction():
-                await blocker.execute(f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")
-                deadline = time.monotonic() + 30
-                while "Lock" not in (await _backends(cluster, namespace)).values():
-                    assert time.monotonic() < deadline, "no write of cut came"
-                    await asyncio.sleep(0.02)
-                namespace.partition()
-                cut_at = time.monotonic()
-        finally:
-            await blocker.close()
-        deadline = time.monotonic() + 0.5
-        while time.monotonic() < deadline:
-            if xids := await _open_writes(cluster, namespace):
-                return cut_at, xids
-            await asyncio.sleep(0.05)
-        namespace.heal()
-        await asyncio.sleep(1.0)
-    raise AssertionError("never caught a write of cut that had written rows")
+    placeholder = (
+        f"INSERT INTO {table} (url, final_url, status, depth, fetched_at, content_type, title,"
+        " text, score, reasons, elapsed, size, redirects, noindex)"
+        " VALUES ($1, $1, 200, 0, 0, 'text/html', '', '', 0, '{}', 0, 0, '[]', false)"
+        " ON CONFLICT (url) DO NOTHING"
+    )
+    blocker = await cluster.pg()
+    try:
+        held = blocker.transaction()
+        await held.start()
+        # A URL "cut" is writing right now: skip it rather than wait for that write.
+        await blocker.execute("SET LOCAL lock_timeout = '200ms'")
+        placed: set[str] = set()
+        deadline = time.monotonic() + PATIENCE
+        while "Lock" not in (await _backends(cluster, namespace)).values():
+            assert time.monotonic() < deadline, "no write of cut came"
+            stored = {url for url, _ in await cluster.stored()}
+            for url in sorted(await _leased(cluster, client) - placed - stored):
+                with contextlib.suppress(asyncpg.LockNotAvailableError):
+                    async with blocker.transaction():  # a savepoint
+                        await blocker.execute(placeholder, url)
+                    placed.add(url)
+            await asyncio.sleep(0.02)
+        namespace.partition()
+        await held.rollback()
+    finally:
+        await blocker.close()
+    deadline = time.monotonic() + PATIENCE
+    while not (xids := await _open_writes(cluster, namespace)):
+        assert time.monotonic() < deadline, "the held write of cut wrote no row"
+        await asyncio.sleep(0.05)
+    return xids
 
 
-async def _late_writes(cluster: Cluster, client: Redis, *, before: float) -> set[str]:
-    """URLs "cut" holds a lease of, that the demo web served before ``before``, not stored."""
+async def _leased(cluster: Cluster, client: Redis) -> set[str]:
+    """The URLs "cut" holds a lease of."""
     tokens = await client.smembers(cluster.prefix + "nl:cut")
     if not tokens:
         return set()
     records = await client.hmget(cluster.prefix + "lease", list(tokens))
     # A lease record is "<expiry>\t<state+member+score>\t<host>\t<JSON [url, ...]>".
-    leased = {json.loads(r.rsplit(b"\t", 1)[1])[0] for r in records if r is not None}
+    return {json.loads(r.rsplit(b"\t", 1)[1])[0] for r in records if r is not None}
+
+
+async def _late_writes(cluster: Cluster, client: Redis, *, before: float) -> set[str]:
+    """URLs "cut" holds a lease of, that the demo web served before ``before``, not stored."""
+    leased = await _leased(cluster, client)
     served = {url for url in leased if _served_at(cluster.server, url, until=before)}
     return served - {url for url, _ in await cluster.stored()} if served else set()
 
@@ -321,6 +355,23 @@ async def _backends(cluster: Cluster, namespace: NetworkNamespace) -> dict[int, 
         for row in rows
         if row["client_port"] in ports
     }
+
+
+async def _end_sessions(cluster: Cluster, namespace: NetworkNamespace) -> None:
+    """End the database sessions of "cut" doing something (their transactions roll back),
+    and wait until they are gone."""
+    ports = namespace.client_ports(_host_port(cluster.postgres_url))
+    connection = await cluster.pg()
+    try:
+        ended = await connection.fetch(
+            "SELECT pid, pg_terminate_backend(pid, 10000) AS gone FROM pg_stat_activity"
+            " WHERE application_name = $1 AND state <> 'idle' AND client_port = ANY($2::int[])",
+            cluster.app,
+            sorted(ports),
+        )
+    finally:
+        await connection.close()
+    assert all(row["gone"] for row in ended), f"sessions of cut still there: {ended}"
 
 
 async def _longest_lock_wait(
@@ -365,25 +416,6 @@ async def _open_writes(cluster: Cluster, namespace: NetworkNamespace) -> set[str
     finally:
         await connection.close()
     return {row["xid"] for row in rows if row["client_port"] in ports}
-
-
-async def _wait_declared_dead(cluster: Cluster, registry: NodeRegistry, *, since: float) -> None:
-    """Wait for "cut" to be declared dead and, in the same coordinator round, its leases and
-    hosts to go back (a read between the round's two steps may still see them: poll both)."""
-    client = registry.client
-    states: dict[str, NodeState] = {}
-    held = (-1, -1)
-    while time.monotonic() - since < 2 * cluster.timeout + 10:
-        states = {n.node: n.state for n in await registry.nodes()}
-        held = (
-            await client.scard(cluster.prefix + "nl:cut"),
-            await client.scard(cluster.prefix + "hosts:cut"),
-        )
-        if states.get("cut") is NodeState.DEAD and held == (0, 0):
-            return
-        await asyncio.sleep(0.1)
-    assert states.get("cut") is NodeState.DEAD, states
-    assert held == (0, 0), "leases and hosts the dead node still holds"
 
 
 async def _wait_served_again(

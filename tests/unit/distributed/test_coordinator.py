@@ -19,7 +19,7 @@ from topicrawl.distributed import (
     RedisFrontier,
     RendezvousPolicy,
 )
-from topicrawl.distributed.coordinator import Coordinator, CoordinatorLock
+from topicrawl.distributed.coordinator import Coordinator, CoordinatorLock, crawl_done
 
 TIMEOUT = 0.5  # heartbeat TTL in these tests
 
@@ -191,3 +191,17 @@ async def test_a_node_that_leaves_hands_back_its_work(crawl: Crawl) -> None:
     assert await n1.hosts_of("n1") == {f"h{i}.test" for i in range(20)}
     assert held
     assert await n1.hosts_of("n2") == set()
+
+
+async def test_the_crawl_is_not_done_while_its_first_worker_is_between_run_and_registration(
+    crawl: Crawl,
+) -> None:
+    # The first worker records the storage run before it registers and seeds the frontier: a
+    # standalone coordinator (--exit-when-done) once quit there, before the crawl began.
+    observer = crawl.frontiers["observer"]
+    await crawl.registry.client.hset(crawl.registry.prefix + "meta", "run_id", "1")
+    assert not await crawl_done(observer, crawl.registry)
+    await crawl.node("n1")
+    assert not await crawl_done(observer, crawl.registry)
+    await crawl.registry.leave("n1")
+    assert await crawl_done(observer, crawl.registry)
