@@ -148,12 +148,12 @@ DJANGO_TOPICS: tuple[SiteTopic, ...] = (
     SiteTopic(
         "django-db",
         "model, database, query, queryset, field, relationship, transaction",
-        ("topics/db/index.html",),
+        ("topics/db/index.html", "ref/models/index.html"),  # the guide and the reference
     ),
     SiteTopic(
         "django-forms",
         "form, form field, validation, widget, formset, model form",
-        ("topics/forms/index.html",),
+        ("topics/forms/index.html", "ref/forms/index.html"),
     ),
     SiteTopic(
         "django-testing",
