@@ -186,6 +186,7 @@ async def fill(
                     dict(candidate.options),
                     entry.site.budget,
                     relevant=topic.relevant,
+                    until_most=True,
                 )
                 m = measure_order([final for _, final, _ in order], topic.relevant)
                 record = {
