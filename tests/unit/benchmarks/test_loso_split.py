@@ -61,6 +61,7 @@ def test_a_feature_that_helps_only_where_it_was_fitted_does_not_survive() -> Non
     assert verdict.in_sample == pytest.approx((geomean([1, 1, 3, 2]), geomean([2, 2, 1.5, 1.2])))
     assert verdict.in_sample[0] < verdict.in_sample[1]  # helps in-sample ...
     assert verdict.sites_helped == ("A",)
+    assert verdict.sites_hurt == ("B", "C")
     # ... but left out: A gets plain (2, 2), B and C get fitted (3, 2).
     assert verdict.held_out[0] == pytest.approx(geomean([2, 2, 3, 2]))
     assert verdict.held_out[1] == pytest.approx(geomean([2, 2, 1.5, 1.2]))
