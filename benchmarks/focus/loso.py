@@ -471,6 +471,12 @@ async def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="skip the one-keyword crawls of the topic update against the frozen vector",
     )
+    parser.add_argument(
+        "--one-keyword",
+        action="store_true",
+        help="only crawl the --only candidates, updated and frozen, on the one-keyword topics "
+        "(ahead of the update check, which crawls what it lacks)",
+    )
     args = parser.parse_args(argv)
     names = list(run.REAL_SITES) if args.sites == "all" else args.sites.split(",")
     only = set(filter(None, args.only.split(",")))
@@ -484,6 +490,16 @@ async def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="focus-loso-") as tmp:
         workdir = Path(tmp)
         sites = await load_sites(names, workdir, log)
+        if args.one_keyword:
+            for base in (c for c in CANDIDATES if c.name in only):
+                frozen = dataclasses.replace(
+                    base, name=base.name + "+frozen", options={**base.options, "evolve": False}
+                )
+                one = [
+                    dataclasses.replace(e, topics=[one_keyword(t) for t in e.topics]) for e in sites
+                ]
+                await fill(one, [base, frozen], version, workdir, log)
+            return
         if not args.report_only:
             wanted = [c for c in CANDIDATES if not only or c.name in only]
             await fill(sites, wanted, version, workdir, log)
