@@ -256,7 +256,7 @@ class FocusedOptions(StrategyOptions):
     directory_words: bool = True
     family_yield: bool = True
     family_prior: float = 1.0
-    directory_prior: float = 5.0
+    directory_prior: float = 0.0
     rescore_waiting: bool = True
     rescore_lower: bool = False
     rescore_budget: int = 20_000
