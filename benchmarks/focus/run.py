@@ -1,23 +1,32 @@
 """Focused-crawl benchmark: every strategy, real HTTP crawls with the engine, against ground truth.
 
-    .venv/bin/python benchmarks/focus/run.py [--sites java,python,demo] [--java-budget 1500]
-                                             [--python-budget 1000] [--topics ID,ID]
+    .venv/bin/python benchmarks/focus/run.py [--sites all] [--quick] [--topics ID,ID]
+                                             [--budget SITE=N] [--first-keyword]
+
+Sites (``--sites all``, the default): java, python, django, git, sqlite, httpd, debian (real
+documentation sites of ``../shared/bench/docsweb.sh``) and demo. ``--quick``: the first topic
+of each site, focused and shark only, budgets of at most 400 pages (a couple of minutes once
+the sites' complete crawls are cached, see below).
 
 For each site: one complete breadth-first crawl gives the crawl graph (for the oracle, see
 ``measure.py``), the reachable pages and the BFS fetch order (BFS ignores the topic, so one
-crawl serves every topic). Then, per topic, one crawl each with ``best-first``, ``shark``,
-``focused`` and ``focused`` with a frozen topic vector (``evolve=False``), all from the site's
-root index page, memory frontier, in-process parsing, a page budget per site. Every order is
-cut at the site's budget and measured against the topic's relevant set (``relevant.py``):
-harvest rate over the first 200 fetches, recall at 100/200/500/1000 fetches, fetches to 50 % and
-90 % recall and their ratio to the oracle's. A ratio whose strategy did not get there within
-the budget is a lower bound (``>``), and so is a geometric mean that includes one. Per topic,
-``focused`` against ``focused-frozen``: F90 of both, the pages at which the topic updates ran
-(read back from the learned state the crawl saved), and the verdict (a crawl that reached 90 %
-recall before its first update is the frozen crawl: a tie by construction).
+crawl serves every topic). The crawl graph is cached in ``out/cache/`` under the version of
+``src/topicrawl`` (the same code crawls the same graph). A topic on a multilingual site (httpd,
+Debian) starts from its language's index page: its oracle starts there too and its relevant
+pages are those reachable from there. Then, per topic, one crawl each with ``best-first``,
+``shark``, ``focused`` and ``focused`` with a frozen topic vector (``evolve=False``), all from
+the site's (or topic's) seed, memory frontier, in-process parsing, a page budget per site.
+Every order is cut at the site's budget and measured against the topic's relevant set
+(``relevant.py``): harvest rate over the first 200 fetches, recall at 100/200/500/1000
+fetches, fetches to 50 % and 90 % recall and their ratio to the oracle's. A ratio whose
+strategy did not get there within the budget is a lower bound (``>``), and so is a geometric
+mean that includes one. Per topic, ``focused`` against ``focused-frozen``: F90 of both, the
+pages at which the topic updates ran (read back from the learned state the crawl saved), and
+the verdict (a crawl that reached 90 % recall before its first update is the frozen crawl: a
+tie by construction).
 
 Prints markdown tables and writes them to ``out/latest.md`` (and raw numbers to
-``out/results.json``). The Java and Python sites come from ``../shared/bench/docsweb.sh``
+``out/results.json``). The real sites come from ``../shared/bench/docsweb.sh``
 (started here if they do not answer).
 """
 
@@ -26,7 +35,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -37,6 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -52,8 +64,26 @@ from measure import (  # noqa: E402
     measure_order,
     oracle_order,
 )
-from relevant import java_relevant, python_relevant  # noqa: E402
-from topics import DEMO_LANGS, DEMO_TOPIC_IDS, JAVA_TOPICS, PYTHON_TOPICS  # noqa: E402
+from relevant import (  # noqa: E402
+    git_relevant,
+    handbook_relevant,
+    httpd_relevant,
+    java_relevant,
+    python_relevant,
+    sqlite_relevant,
+)
+from topics import (  # noqa: E402
+    DEBIAN_TOPICS,
+    DEMO_LANGS,
+    DEMO_TOPIC_IDS,
+    DJANGO_TOPICS,
+    GIT_TOPICS,
+    HTTPD_TOPICS,
+    JAVA_TOPICS,
+    PYTHON_TOPICS,
+    SQLITE_TOPICS,
+    SiteTopic,
+)
 
 from topicrawl.core.config import CrawlSettings  # noqa: E402
 from topicrawl.core.models import Page  # noqa: E402
@@ -66,6 +96,11 @@ from topicrawl.storage.learned import FocusRecords  # noqa: E402
 DOCSWEB_SH = Path(os.environ.get("DOCSWEB_SH", REPO.parent / "shared" / "bench" / "docsweb.sh"))
 JAVA_ROOT = "http://127.0.0.11:8080/index.html"
 PYTHON_ROOT = "http://127.0.0.12:8080/index.html"
+DJANGO_ROOT = "http://127.0.0.16:8080/index.html"
+GIT_ROOT = "http://127.0.0.17:8080/git.html"
+SQLITE_ROOT = "http://127.0.0.18:8080/index.html"
+HTTPD_ROOT = "http://127.0.0.19:8080/index.html"  # links to every language's manual
+DEBIAN_ROOT = "http://127.0.0.20:8080/zh-CN/index.html"  # a language's book links only itself
 
 CONCURRENCY = 1
 PAGES_IN_HAND = 0  # 0: as many as CONCURRENCY
@@ -94,6 +129,8 @@ class Topic:
     id: str
     keywords: str
     relevant: frozenset[str]
+    seed: str = ""
+    """The crawl's start page (empty: the site's seed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,19 +196,22 @@ async def crawl(
     *,
     links: bool = False,
     relevant: frozenset[str] = frozenset(),
+    until_most: bool = False,
 ) -> tuple[list[tuple[str, str, tuple[str, ...]]], float, tuple[int, ...]]:
     """Run one crawl; return ``(url, final_url, link urls)`` per page in fetch order, seconds,
     and (a focused crawl) the page counts at which its topic vector was updated.
 
     With a ``relevant`` set the crawl stops early once it has fetched all of it and at least
-    ``HARVEST_AT`` pages: every measure is then known (recall stays 1).
+    ``HARVEST_AT`` pages: every measure is then known (recall stays 1). ``until_most``: it
+    stops as soon as it has 90 % of them (F50 and F90 are then known; the grid of
+    ``loso.py`` needs no more).
     """
     db = Path(tempfile.mkstemp(suffix=".db", dir=workdir)[1])
     db.unlink()
     started = time.perf_counter()
     async with open_crawl(settings_for(site, db, strategy, topic, options, max_pages)) as crawler:
         if relevant:
-            _stop_when_complete(crawler, relevant)
+            _stop_when_complete(crawler, relevant, until_most=until_most)
         await crawler.run()
     seconds = time.perf_counter() - started
     async with open_storage(str(db)) as storage:
@@ -196,26 +236,31 @@ async def topic_updates(db: Path) -> tuple[int, ...]:
     return tuple(snapshot.pages for snapshot in state.topics[0].snapshots[1:])
 
 
-def _stop_when_complete(crawler: Crawler, relevant: frozenset[str]) -> None:
+def _stop_when_complete(
+    crawler: Crawler, relevant: frozenset[str], *, until_most: bool = False
+) -> None:
     # Watches what the crawl stores (the benchmark's only hook into a running crawl).
     storage = crawler.storage
     save_page = storage.save_page
     missing = set(relevant)
     stored = 0
+    # As measure.py counts 90 % recall: at least ceil(0.9 * total) relevant pages.
+    enough = len(relevant) - math.ceil(0.9 * len(relevant) - 1e-9) if until_most else 0
 
     async def watched(page: Page, **kwargs: Any) -> None:
         nonlocal stored
         await save_page(page, **kwargs)
         stored += 1
         missing.discard(page.final_url)
-        if not missing and stored >= HARVEST_AT:
+        if len(missing) <= enough and (until_most or stored >= HARVEST_AT):
             crawler.stop()
 
     storage.save_page = watched  # type: ignore[method-assign]
 
 
 def ensure_docsweb() -> None:
-    for root in (JAVA_ROOT, PYTHON_ROOT):
+    roots = (JAVA_ROOT, PYTHON_ROOT, DJANGO_ROOT, GIT_ROOT, SQLITE_ROOT, HTTPD_ROOT, DEBIAN_ROOT)
+    for root in roots:
         try:
             with urllib.request.urlopen(root, timeout=3) as response:
                 if response.status == 200:
@@ -234,22 +279,19 @@ async def bench_site(
     log: Callable[[str], None],
 ) -> list[Row]:
     """Complete BFS crawl, topics, oracle, then every strategy on every topic."""
-    pages, seconds, _ = await crawl(site, workdir, "bfs", None, {}, 0, links=True)
-    graph = CrawlGraph.from_pages(site.seeds[0], pages)
-    bfs_order = [final for _, final, _ in pages][: site.budget or None]
-    log(
-        f"{site.name}: complete BFS crawl {len(pages)} pages, {graph.edges()} links, "
-        f"{seconds:.0f} s"
-    )
+    graph, bfs_pages = await site_graph(site, workdir, log)
     rows: list[Row] = []
     for topic in make_topics(graph):
-        oracle = measure_order(oracle_order(graph, topic.relevant), topic.relevant)
+        order = oracle_order(topic_graph(graph, topic), topic.relevant)
+        oracle = measure_order(order, topic.relevant)
         rows.append(_row(topic, "oracle", oracle, oracle, 0.0))
-        rows.append(_row(topic, "bfs", measure_order(bfs_order, topic.relevant), oracle, 0.0))
+        if not topic.seed:
+            bfs_order = bfs_pages[: site.budget or None]
+            rows.append(_row(topic, "bfs", measure_order(bfs_order, topic.relevant), oracle, 0.0))
         for name in strategies:
             strategy, options = STRATEGIES[name]
             order, took, updates = await crawl(
-                site,
+                topic_site(site, topic),
                 workdir,
                 strategy,
                 topic.keywords,
@@ -264,6 +306,64 @@ async def bench_site(
                 f"F90 {measures.to_most}  oracle {oracle.to_most}"
             )
     return rows
+
+
+def topic_site(site: Site, topic: Topic) -> Site:
+    """The site as a topic's crawls see it: from the topic's own seed when it has one."""
+    return dataclasses.replace(site, seeds=(topic.seed,)) if topic.seed else site
+
+
+def topic_graph(graph: CrawlGraph, topic: Topic) -> CrawlGraph:
+    """The crawl graph with the topic's seed as the oracle's start."""
+    return dataclasses.replace(graph, seed=topic.seed) if topic.seed else graph
+
+
+def code_version() -> str:
+    """The git tree of ``src/topicrawl`` (with a hash of uncommitted changes to it, if any)."""
+    tree = subprocess.run(
+        ["git", "rev-parse", "HEAD:src/topicrawl"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    diff = subprocess.run(
+        ["git", "diff", "HEAD", "--", "src/topicrawl"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
+    if diff:
+        tree += "+" + hashlib.sha1(diff, usedforsecurity=False).hexdigest()[:10]
+    return tree[:20]
+
+
+async def site_graph(
+    site: Site, workdir: Path, log: Callable[[str], None]
+) -> tuple[CrawlGraph, list[str]]:
+    """The site's crawl graph and BFS fetch order, from the cache or a complete BFS crawl."""
+    cache = OUT / "cache" / f"graph-{site.name}-{code_version()}.json"
+    if site.name != "demo" and cache.exists():
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        graph = CrawlGraph(
+            seed=saved["seed"], links={k: tuple(v) for k, v in saved["links"].items()}
+        )
+        log(f"{site.name}: crawl graph from {cache.name}, {len(graph.links)} pages")
+        return graph, list(saved["order"])
+    pages, seconds, _ = await crawl(site, workdir, "bfs", None, {}, 0, links=True)
+    graph = CrawlGraph.from_pages(site.seeds[0], pages)
+    order = [final for _, final, _ in pages]
+    log(
+        f"{site.name}: complete BFS crawl {len(pages)} pages, {graph.edges()} links, "
+        f"{seconds:.0f} s"
+    )
+    if site.name != "demo":
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(
+            json.dumps({"seed": graph.seed, "links": graph.links, "order": order}),
+            encoding="utf-8",
+        )
+    return graph, order
 
 
 def _row(
@@ -295,6 +395,20 @@ def _ratio(value: int | None, oracle: int | None, fetched: int) -> float | None:
     return value / oracle
 
 
+@dataclass(frozen=True, slots=True)
+class RealSite:
+    """A documentation site of the docs web: its complete crawl's seed, its page budget
+    (the oracle's F90 of every topic well within it) and how its topics are made."""
+
+    name: str
+    root: str
+    budget: int
+    make_topics: Callable[[CrawlGraph], list[Topic]]
+
+    def site(self, budget: int | None = None) -> Site:
+        return Site(self.name, (self.root,), self.budget if budget is None else budget, {})
+
+
 def java_topics(graph: CrawlGraph) -> list[Topic]:
     reachable = graph.reachable()
     return [
@@ -304,16 +418,50 @@ def java_topics(graph: CrawlGraph) -> list[Topic]:
 
 
 def python_topics(graph: CrawlGraph) -> list[Topic]:
-    reachable = graph.reachable()
-    return [
-        Topic(
-            "python",
-            t.id,
-            t.keywords,
-            frozenset({canonicalize(u) for u in python_relevant(PYTHON_ROOT, t.scope)} & reachable),
-        )
-        for t in PYTHON_TOPICS
-    ]
+    return _structured("python", PYTHON_ROOT, PYTHON_TOPICS, python_relevant, graph)
+
+
+def django_topics(graph: CrawlGraph) -> list[Topic]:
+    return _structured("django", DJANGO_ROOT, DJANGO_TOPICS, python_relevant, graph)
+
+
+def git_topics(graph: CrawlGraph) -> list[Topic]:
+    return _structured("git", GIT_ROOT, GIT_TOPICS, git_relevant, graph)
+
+
+def sqlite_topics(graph: CrawlGraph) -> list[Topic]:
+    return _structured("sqlite", SQLITE_ROOT, SQLITE_TOPICS, sqlite_relevant, graph)
+
+
+def httpd_topics(graph: CrawlGraph) -> list[Topic]:
+    return _structured(
+        "httpd", HTTPD_ROOT, HTTPD_TOPICS, lambda root, scope: httpd_relevant(root, *scope), graph
+    )
+
+
+def debian_topics(graph: CrawlGraph) -> list[Topic]:
+    root = DEBIAN_ROOT.rsplit("/", 2)[0] + "/"
+    return _structured(
+        "debian", root, DEBIAN_TOPICS, lambda r, scope: handbook_relevant(r, *scope), graph
+    )
+
+
+def _structured(
+    site: str,
+    root: str,
+    topics: Sequence[SiteTopic],
+    derive: Callable[[str, tuple[str, ...]], set[str]],
+    graph: CrawlGraph,
+) -> list[Topic]:
+    """Topics whose relevant set ``derive`` reads from the site's own structure; only the pages
+    reachable from the topic's seed count."""
+    made = []
+    for t in topics:
+        seed = canonicalize(urljoin(root, t.seed)) if t.seed else ""
+        reachable = dataclasses.replace(graph, seed=seed).reachable() if seed else graph.reachable()
+        relevant = {canonicalize(u) for u in derive(root, t.scope)} & reachable
+        made.append(Topic(site, t.id, t.keywords, frozenset(relevant), seed))
+    return made
 
 
 def demo_server() -> DemoWebServer:
@@ -345,6 +493,25 @@ def demo_topics(web: DemoWeb) -> Callable[[CrawlGraph], list[Topic]]:
         return topics
 
     return make
+
+
+REAL_SITES: dict[str, RealSite] = {
+    s.name: s
+    for s in (
+        RealSite("java", JAVA_ROOT, 1500, java_topics),
+        RealSite("python", PYTHON_ROOT, 1000, python_topics),
+        RealSite("django", DJANGO_ROOT, 700, django_topics),
+        RealSite("git", GIT_ROOT, 300, git_topics),
+        RealSite("sqlite", SQLITE_ROOT, 800, sqlite_topics),
+        RealSite("httpd", HTTPD_ROOT, 1500, httpd_topics),
+        RealSite("debian", DEBIAN_ROOT, 400, debian_topics),
+    )
+}
+"""The real sites, in the order they run. Budgets: Java and Python as since session 3; the
+others about the site's size (Git, Debian zh-CN: the whole of it) or, for httpd's 2,700
+pages in 11 languages, several times the oracle's F90."""
+ALL_SITES = (*REAL_SITES, "demo")
+QUICK_BUDGET = 400
 
 
 # --------------------------------------------------------------------------- output
@@ -479,10 +646,20 @@ def _gm(ratios: Sequence[float | None]) -> str:
 async def main(argv: Sequence[str] | None = None) -> None:
     global CONCURRENCY, PAGES_IN_HAND, PARSE_WORKERS  # noqa: PLW0603 - one setting for every crawl
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sites", default="java,python,demo")
-    parser.add_argument("--java-budget", type=int, default=1500)
-    parser.add_argument("--python-budget", type=int, default=1000)
-    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--sites", default="all", help=f"all, or some of {','.join(ALL_SITES)}")
+    parser.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="SITE=N",
+        help="a site's page budget (default: REAL_SITES); repeatable",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"the first topic of each site, focused and shark, at most {QUICK_BUDGET} pages",
+    )
+    parser.add_argument("--strategies", default="")
     parser.add_argument("--topics", default="", help="only these topic ids (comma-separated)")
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY)
     parser.add_argument(
@@ -517,8 +694,10 @@ async def main(argv: Sequence[str] | None = None) -> None:
     CONCURRENCY = args.concurrency
     PAGES_IN_HAND = args.pages_in_hand
     PARSE_WORKERS = args.parse_workers
-    sites = args.sites.split(",")
-    strategies = [s for s in args.strategies.split(",") if s]
+    sites = list(ALL_SITES) if args.sites == "all" else args.sites.split(",")
+    budget_of = {name: int(n) for name, _, n in (b.partition("=") for b in args.budget)}
+    default_strategies = "focused,shark" if args.quick else ",".join(STRATEGIES)
+    strategies = [s for s in (args.strategies or default_strategies).split(",") if s]
     wanted = set(filter(None, args.topics.split(",")))
     OUT.mkdir(exist_ok=True)
     started = time.perf_counter()
@@ -529,6 +708,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
     def only(make: Callable[[CrawlGraph], list[Topic]]) -> Callable[[CrawlGraph], list[Topic]]:
         def chosen(graph: CrawlGraph) -> list[Topic]:
             made = [t for t in make(graph) if not wanted or t.id in wanted]
+            if args.quick:
+                made = made[:1]
             if args.first_keyword:
                 made = [dataclasses.replace(t, keywords=t.keywords.split(",")[0]) for t in made]
             return made
@@ -549,16 +730,17 @@ async def main(argv: Sequence[str] | None = None) -> None:
 
     with tempfile.TemporaryDirectory(prefix="focus-bench-") as tmp:
         workdir = Path(tmp)
-        if "java" in sites or "python" in sites:
+        if set(sites) & set(REAL_SITES):
             ensure_docsweb()
-        if "java" in sites:
-            site = Site("java", (JAVA_ROOT,), args.java_budget, {})
-            budgets["java"] = site.budget
-            rows += await bench_site(site, keep(java_topics), workdir, strategies, log)
-        if "python" in sites:
-            site = Site("python", (PYTHON_ROOT,), args.python_budget, {})
-            budgets["python"] = site.budget
-            rows += await bench_site(site, keep(python_topics), workdir, strategies, log)
+        for name in (s for s in REAL_SITES if s in sites):
+            real = REAL_SITES[name]
+            budget = budget_of.get(name, real.budget)
+            if args.quick:
+                budget = min(budget, QUICK_BUDGET)
+            budgets[name] = budget
+            rows += await bench_site(
+                real.site(budget), keep(real.make_topics), workdir, strategies, log
+            )
         if "demo" in sites:
             with demo_server().run_in_thread() as server:
                 bound = server.web
@@ -577,6 +759,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         f"{CONCURRENCY} requests in flight, load average {os.getloadavg()[0]:.1f}"
         + (f", focused options {' '.join(args.set)}" if args.set else "")
         + (", every topic by its first keyword alone" if args.first_keyword else "")
+        + (", quick mode" if args.quick else "")
         + ".\n\n"
     )
     (OUT / "latest.md").write_text(header + text, encoding="utf-8")

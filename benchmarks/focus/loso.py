@@ -1,0 +1,510 @@
+"""Leave-one-site-out model selection for the focused strategy (issue #18).
+
+    .venv/bin/python benchmarks/focus/loso.py [--sites all] [--only NAME,NAME] [--report-only]
+
+A grid of candidate settings (``CANDIDATES``: a name and ``strategy_options``) crawls every
+topic of every real site once (``run.py``'s sites, topics, budgets and crawls; one request in
+flight, so every crawl is deterministic). Each (setting, topic) result is cached in
+``out/grid.json`` under a key made of the code version (the git tree of ``src/topicrawl``),
+the strategy and its options, the topic's keywords, seed and relevant set and the budget, so
+a rerun crawls only what is new (another process may fill the same file: writes merge under
+a lock). The selection (``selection.py``) is then cheap: for each site, the candidate with the
+best geometric mean F90/oracle over the other sites' topics, reported on the site left out,
+beside the in-sample choice, the defaults, ``shark`` and ``best-first``. Each of today's
+features is judged by leave-one-site-out between the defaults and the defaults without it.
+Last, the topic update against the frozen vector, on the one-keyword variant of every topic,
+with each site's left-out choice.
+
+Writes ``out/loso.md`` and ``out/loso.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import run  # noqa: E402
+from measure import measure_order, oracle_order  # noqa: E402
+from selection import feature_verdict, geomean, in_sample, leave_one_site_out  # noqa: E402
+
+GRID = run.OUT / "grid.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A setting of the grid: a name and the strategy's options (over its defaults)."""
+
+    name: str
+    options: Mapping[str, object] = field(default_factory=dict)
+    strategy: str = "focused"
+    selectable: bool = True
+    """False for the baselines (shark, best-first): reported, never chosen."""
+
+
+CANDIDATES: tuple[Candidate, ...] = (
+    Candidate("defaults"),
+    Candidate("no-templates", {"template_pages": 0}),
+    Candidate("no-families", {"family_yield": False}),
+    Candidate("no-directory-words", {"directory_words": False}),
+    Candidate("no-directory-prior", {"directory_prior": 0.0}),
+    Candidate("no-anchor-initial", {"anchor_initial": False}),
+    Candidate("no-relative-floor", {"relative_floor": 0.0}),
+    Candidate("no-calibrate", {"calibrate_after": 0}),
+    Candidate("no-block-dilution", {"block_links": 0}),
+    Candidate("no-rescore", {"rescore_waiting": False}),
+    Candidate("frozen", {"evolve": False}),
+    Candidate("decay-0.3", {"decay": 0.3}),
+    Candidate(
+        "bare",
+        {
+            "template_pages": 0,
+            "family_yield": False,
+            "directory_words": False,
+            "directory_prior": 0.0,
+            "anchor_initial": False,
+            "relative_floor": 0.0,
+            "block_links": 0,
+        },
+    ),
+    Candidate("shark", strategy="shark", selectable=False),
+    Candidate("best-first", strategy="best-first", selectable=False),
+)
+"""The grid. To add a candidate (such as a learned link scorer), append a name and its
+``strategy_options``; the cache keeps every result already crawled."""
+
+FEATURES: dict[str, str] = {
+    "site templates (template_pages=3)": "no-templates",
+    "URL families (family_yield)": "no-families",
+    "URL directory words (directory_words)": "no-directory-words",
+    "directory discount (directory_prior=5)": "no-directory-prior",
+    "anchors against the user's vector (anchor_initial)": "no-anchor-initial",
+    "relative floor (relative_floor=2)": "no-relative-floor",
+    "threshold calibration (calibrate_after=20)": "no-calibrate",
+    "long blocks dilute (block_links=20)": "no-block-dilution",
+    "waiting links re-scored (rescore_waiting)": "no-rescore",
+    "topic update (evolve)": "frozen",
+    "decay 0.5 (against 0.3)": "decay-0.3",
+    "all of the site-fitted link features together": "bare",
+}
+"""Today's features (and numeric settings) -> the candidate without them."""
+
+
+# --------------------------------------------------------------------------- the grid cache
+
+
+@contextmanager
+def _locked() -> Iterator[dict[str, Any]]:
+    """The grid cache, read and written under an exclusive lock (other processes may add)."""
+    GRID.parent.mkdir(parents=True, exist_ok=True)
+    with open(GRID.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data: dict[str, Any] = json.loads(GRID.read_text(encoding="utf-8")) if GRID.exists() else {}
+        yield data
+        tmp = GRID.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=0, sort_keys=True), encoding="utf-8")
+        tmp.replace(GRID)
+
+
+def read_grid() -> dict[str, Any]:
+    return json.loads(GRID.read_text(encoding="utf-8")) if GRID.exists() else {}
+
+
+def cache_key(version: str, candidate: Candidate, topic: run.Topic, budget: int) -> str:
+    relevant = hashlib.sha1(
+        "\n".join(sorted(topic.relevant)).encode(), usedforsecurity=False
+    ).hexdigest()[:10]
+    options = json.dumps(dict(candidate.options), sort_keys=True)
+    return (
+        f"{version}|{candidate.strategy}|{options}|{topic.id}|{topic.keywords}|{topic.seed}"
+        f"|{budget}|{relevant}|c{run.CONCURRENCY}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SiteTopics:
+    site: run.Site
+    topics: list[run.Topic]
+    oracle: dict[str, int]
+    """topic -> the oracle's F90."""
+
+
+async def load_sites(
+    names: Sequence[str], workdir: Path, log: Callable[[str], None]
+) -> list[SiteTopics]:
+    """Every site's topics, relevant sets and oracle F90 (crawl graphs from the cache)."""
+    out = []
+    for name in names:
+        real = run.REAL_SITES[name]
+        site = real.site()
+        graph, _ = await run.site_graph(site, workdir, log)
+        topics = real.make_topics(graph)
+        oracle = {}
+        for topic in topics:
+            order = oracle_order(run.topic_graph(graph, topic), topic.relevant)
+            f90 = measure_order(order, topic.relevant).to_most
+            assert f90 is not None
+            oracle[topic.id] = f90
+        out.append(SiteTopics(site, topics, oracle))
+    return out
+
+
+async def fill(
+    sites: Sequence[SiteTopics],
+    candidates: Sequence[Candidate],
+    version: str,
+    workdir: Path,
+    log: Callable[[str], None],
+) -> None:
+    """Crawl every (candidate, topic) the cache lacks."""
+    for candidate in candidates:
+        for entry in sites:
+            for topic in entry.topics:
+                key = cache_key(version, candidate, topic, entry.site.budget)
+                if key in read_grid():
+                    continue
+                order, took, updates = await run.crawl(
+                    run.topic_site(entry.site, topic),
+                    workdir,
+                    candidate.strategy,
+                    topic.keywords,
+                    dict(candidate.options),
+                    entry.site.budget,
+                    relevant=topic.relevant,
+                    until_most=True,
+                )
+                m = measure_order([final for _, final, _ in order], topic.relevant)
+                record = {
+                    "f90": m.to_most,
+                    "f50": m.to_half,
+                    "fetched": m.fetched,
+                    "harvest": m.harvest,
+                    "updates": list(updates),
+                    "seconds": round(took, 2),
+                }
+                with _locked() as data:
+                    data[key] = record
+                log(
+                    f"  {candidate.name:20} {topic.id:28} F90 {m.to_most} "
+                    f"(oracle {entry.oracle[topic.id]}) {took:4.0f} s"
+                )
+
+
+def one_keyword(topic: run.Topic) -> run.Topic:
+    return dataclasses.replace(topic, keywords=topic.keywords.split(",")[0].strip())
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass
+class Table:
+    """Scores read back from the cache: setting -> topic -> F90/oracle; ``lower[...]``
+    marks the ratios that are lower bounds (90 % recall not reached within the budget)."""
+
+    scores: dict[str, dict[str, float]]
+    lower: set[tuple[str, str]]
+    records: dict[tuple[str, str], dict[str, Any]]
+
+
+def gather(
+    sites: Sequence[SiteTopics],
+    candidates: Sequence[Candidate],
+    version: str,
+    transform: Callable[[run.Topic], run.Topic] = lambda t: t,
+) -> Table:
+    grid = read_grid()
+    table = Table({}, set(), {})
+    for candidate in candidates:
+        row = table.scores.setdefault(candidate.name, {})
+        for entry in sites:
+            for original in entry.topics:
+                topic = transform(original)
+                record = grid.get(cache_key(version, candidate, topic, entry.site.budget))
+                if record is None:
+                    continue
+                oracle = entry.oracle[topic.id]
+                if record["f90"] is None:
+                    row[topic.id] = (record["fetched"] + 1) / oracle
+                    table.lower.add((candidate.name, topic.id))
+                else:
+                    row[topic.id] = record["f90"] / oracle
+                table.records[candidate.name, topic.id] = record
+    return table
+
+
+def _fmt(table: Table, setting: str, topics: Sequence[str]) -> str:
+    values = [table.scores.get(setting, {}).get(t) for t in topics]
+    if any(v is None for v in values):
+        return "-"
+    mean = geomean(v for v in values if v is not None)
+    bound = any((setting, t) in table.lower for t in topics)
+    return ("&gt;" if bound else "") + f"{mean:.2f}"
+
+
+def report(
+    sites: Sequence[SiteTopics], candidates: Sequence[Candidate], version: str
+) -> tuple[str, dict[str, Any]]:
+    table = gather(sites, candidates, version)
+    site_of = {t.id: e.site.name for e in sites for t in e.topics}
+    selectable = [c.name for c in candidates if c.selectable]
+    present = [c for c in selectable if len(table.scores.get(c, {})) == len(site_of)]
+    lines: list[str] = []
+    summary: dict[str, Any] = {"version": version}
+    if len(present) < 1:
+        return "No candidate has crawled every topic yet.\n", summary
+    choices = leave_one_site_out(table.scores, site_of, present)
+    chosen = {c.site: c.setting for c in choices}
+    inside = in_sample(table.scores, site_of, present)
+    topics_of = {e.site.name: [t.id for t in e.topics] for e in sites}
+    all_topics = list(site_of)
+    held = {t: table.scores[chosen[site_of[t]]][t] for t in all_topics}
+    table.scores["(left-out)"] = held
+    table.lower |= {("(left-out)", t) for t in all_topics if (chosen[site_of[t]], t) in table.lower}
+    summary |= {
+        "candidates": present,
+        "left_out_choice": chosen,
+        "in_sample_choice": inside,
+    }
+    lines += [
+        f"Candidates with every topic crawled: {len(present)} ({', '.join(present)}); "
+        f"in-sample choice (best over all {len(all_topics)} topics): **{inside}**.",
+        "",
+        "### Per site: F90/oracle, geometric mean (`>`: a lower bound)",
+        "",
+        "| site (topics) | left-out choice | **left-out** | in-sample (" + inside + ") | "
+        "defaults | shark | best-first |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for site, topic_ids in topics_of.items():
+        lines.append(
+            f"| {site} ({len(topic_ids)}) | {chosen[site]} | "
+            f"**{_fmt(table, '(left-out)', topic_ids)}**"
+            f" | {_fmt(table, inside, topic_ids)} | {_fmt(table, 'defaults', topic_ids)}"
+            f" | {_fmt(table, 'shark', topic_ids)} | {_fmt(table, 'best-first', topic_ids)} |"
+        )
+    lines.append(
+        f"| **all ({len(all_topics)})** | | **{_fmt(table, '(left-out)', all_topics)}** | "
+        f"{_fmt(table, inside, all_topics)} | {_fmt(table, 'defaults', all_topics)} | "
+        f"{_fmt(table, 'shark', all_topics)} | {_fmt(table, 'best-first', all_topics)} |"
+    )
+    new_topics = [t for t in all_topics if site_of[t] not in ("java", "python")]
+    lines.append(
+        f"| new sites ({len(new_topics)}) | | **{_fmt(table, '(left-out)', new_topics)}** | "
+        f"{_fmt(table, inside, new_topics)} | {_fmt(table, 'defaults', new_topics)} | "
+        f"{_fmt(table, 'shark', new_topics)} | {_fmt(table, 'best-first', new_topics)} |"
+    )
+    behind = (
+        [
+            site
+            for site, ids in topics_of.items()
+            if geomean(held[t] for t in ids) >= geomean(table.scores["shark"][t] for t in ids)
+        ]
+        if "shark" in table.scores and len(table.scores["shark"]) == len(all_topics)
+        else None
+    )
+    summary["sites_not_ahead_of_shark"] = behind
+    lines += ["", "### Per topic: F90 (oracle) and F90/oracle", ""]
+    lines += [
+        "| topic | oracle F90 | left-out choice | **left-out** | in-sample | defaults | shark "
+        "| best-first |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    oracle = {t.id: e.oracle[t.id] for e in sites for t in e.topics}
+    for t in all_topics:
+        cells = []
+        for setting in ("(left-out)", inside, "defaults", "shark", "best-first"):
+            value = table.scores.get(setting, {}).get(t)
+            name = chosen[site_of[t]] if setting == "(left-out)" else setting
+            record = table.records.get((name, t))
+            if value is None or record is None:
+                cells.append("-")
+                continue
+            f90 = record["f90"] if record["f90"] is not None else f">{record['fetched']}"
+            bound = "&gt;" if (name, t) in table.lower else ""
+            cells.append(f"{f90} ({bound}{value:.2f})")
+        lines.append(
+            f"| {t} | {oracle[t]} | {chosen[site_of[t]]} | **{cells[0]}** | "
+            + " | ".join(cells[1:])
+            + " |"
+        )
+    lines += [
+        "",
+        "### The grid: every candidate's geometric mean per site (in-sample numbers)",
+        "",
+        "| candidate | " + " | ".join(topics_of) + " | all |",
+        "|---|" + "---|" * (len(topics_of) + 1),
+    ]
+    for c in candidates:
+        if c.name not in table.scores:
+            continue
+        lines.append(
+            f"| {c.name} | "
+            + " | ".join(_fmt(table, c.name, ids) for ids in topics_of.values())
+            + f" | {_fmt(table, c.name, all_topics)} |"
+        )
+    lines += [
+        "",
+        "### Today's features, judged leave-one-site-out (defaults against defaults without it)",
+        "",
+        "| feature | in-sample with / without | sites where it helps | left-out with LOSO "
+        "choice / never | survives |",
+        "|---|---|---|---|---|",
+    ]
+    verdicts = {}
+    for feature, without in FEATURES.items():
+        if without not in present or "defaults" not in present:
+            continue
+        v = feature_verdict(table.scores, site_of, "defaults", without)
+        verdicts[feature] = {
+            "in_sample": v.in_sample,
+            "sites_helped": v.sites_helped,
+            "held_out": v.held_out,
+            "survives": v.survives,
+        }
+        lines.append(
+            f"| {feature} | {v.in_sample[0]:.3f} / {v.in_sample[1]:.3f} | "
+            f"{len(v.sites_helped)} of {v.sites} ({', '.join(v.sites_helped) or '-'}) | "
+            f"{v.held_out[0]:.3f} / {v.held_out[1]:.3f} | {'yes' if v.survives else '**no**'} |"
+        )
+    summary["features"] = verdicts
+    summary["per_site"] = {
+        site: {
+            "left_out": geomean(held[t] for t in ids),
+            "defaults": geomean(table.scores["defaults"][t] for t in ids),
+        }
+        for site, ids in topics_of.items()
+    }
+    return "\n".join(lines) + "\n", summary
+
+
+def update_report(
+    sites: Sequence[SiteTopics],
+    candidates: Sequence[Candidate],
+    version: str,
+    chosen: Mapping[str, str],
+) -> tuple[str, dict[str, Any]]:
+    """The topic update against the frozen vector, one keyword per topic, each site with its
+    left-out choice (and that choice with ``evolve=False``)."""
+    lines = [
+        "### Topic update against the frozen vector, every topic by its first keyword alone",
+        "",
+        "Each site with its left-out choice, once as chosen and once with `evolve=False`. A topic"
+        " counts only when an update ran before the updated crawl reached 90 % recall.",
+        "",
+        "| topic | keyword | setting | F90 update | F90 frozen | updates at page | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    grid = read_grid()
+    counts = {"win": 0, "loss": 0, "tie": 0, "not counted": 0}
+    by_name = {c.name: c for c in candidates}
+    for entry in sites:
+        base = by_name[chosen[entry.site.name]]
+        frozen = dataclasses.replace(base, options={**base.options, "evolve": False})
+        if base.options.get("evolve") is False:
+            continue
+        for original in entry.topics:
+            topic = one_keyword(original)
+            a = grid.get(cache_key(version, base, topic, entry.site.budget))
+            b = grid.get(cache_key(version, frozen, topic, entry.site.budget))
+            if a is None or b is None:
+                continue
+            fa = a["f90"] if a["f90"] is not None else a["fetched"] + 1
+            fb = b["f90"] if b["f90"] is not None else b["fetched"] + 1
+            first = a["updates"][0] if a["updates"] else None
+            if first is None or first >= fa:
+                verdict = "not counted: " + ("no update" if first is None else "update after F90")
+                counts["not counted"] += 1
+            else:
+                verdict = "win" if fa < fb else "loss" if fa > fb else "tie"
+                counts[verdict] += 1
+            show = lambda r: str(r["f90"]) if r["f90"] is not None else f">{r['fetched']}"  # noqa: E731
+            lines.append(
+                f"| {topic.id} | {topic.keywords} | {base.name} | {show(a)} | {show(b)} | "
+                f"{', '.join(map(str, a['updates'][:5])) or 'none'} | {verdict} |"
+            )
+    counted = counts["win"] + counts["loss"] + counts["tie"]
+    lines += [
+        "",
+        f"Of {counted} topics where an update ran before 90 % recall: {counts['win']} wins, "
+        f"{counts['loss']} losses, {counts['tie']} ties ({counts['not counted']} topics not "
+        "counted).",
+        "",
+    ]
+    return "\n".join(lines), counts
+
+
+async def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--sites", default="all", help=f"all, or some of {','.join(run.REAL_SITES)}"
+    )
+    parser.add_argument("--only", default="", help="crawl only these candidates (comma-separated)")
+    parser.add_argument(
+        "--report-only", action="store_true", help="crawl nothing, report what is cached"
+    )
+    parser.add_argument(
+        "--no-update-check",
+        action="store_true",
+        help="skip the one-keyword crawls of the topic update against the frozen vector",
+    )
+    args = parser.parse_args(argv)
+    names = list(run.REAL_SITES) if args.sites == "all" else args.sites.split(",")
+    only = set(filter(None, args.only.split(",")))
+    started = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[{time.perf_counter() - started:6.0f} s] {message}", file=sys.stderr, flush=True)
+
+    version = run.code_version()
+    run.ensure_docsweb()
+    with tempfile.TemporaryDirectory(prefix="focus-loso-") as tmp:
+        workdir = Path(tmp)
+        sites = await load_sites(names, workdir, log)
+        if not args.report_only:
+            wanted = [c for c in CANDIDATES if not only or c.name in only]
+            await fill(sites, wanted, version, workdir, log)
+        text, summary = report(sites, CANDIDATES, version)
+        chosen = summary.get("left_out_choice")
+        if chosen and not args.no_update_check:
+            if not args.report_only:
+                by_name = {c.name: c for c in CANDIDATES}
+                for entry in sites:
+                    base = by_name[chosen[entry.site.name]]
+                    frozen = dataclasses.replace(
+                        base, name=base.name + "+frozen", options={**base.options, "evolve": False}
+                    )
+                    one = dataclasses.replace(entry, topics=[one_keyword(t) for t in entry.topics])
+                    await fill([one], [base, frozen], version, workdir, log)
+            extra, counts = update_report(sites, CANDIDATES, version, chosen)
+            text += "\n" + extra
+            summary["update_vs_frozen"] = counts
+    header = (
+        f"Run {time.strftime('%Y-%m-%d %H:%M')}, {time.perf_counter() - started:.0f} s (the grid "
+        f"from `out/grid.json`, code version {version}), {run.CONCURRENCY} request in flight, "
+        f"load average {os.getloadavg()[0]:.1f}.\n\n"
+    )
+    (run.OUT / "loso.md").write_text(header + text, encoding="utf-8")
+    (run.OUT / "loso.json").write_text(
+        json.dumps(summary, indent=1, default=list), encoding="utf-8"
+    )
+    print(header + text)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
