@@ -27,6 +27,12 @@ CANDIDATES: tuple[loso.Candidate, ...] = (
     loso.Candidate(
         "learner-smooth", {"learner": True, "learner_alpha": 0.01, "learner_max_weight": 0.3}
     ),
+    # Words hashed into 2 columns: in effect the numeric features alone (no URL or anchor
+    # words to memorise), trusted less.
+    loso.Candidate(
+        "learner-numeric",
+        {"learner": True, "learner_hash_bits": 1, "learner_max_weight": 0.3},
+    ),
     loso.Candidate("shark", strategy="shark", selectable=False),
 )
 
@@ -36,6 +42,7 @@ async def main() -> None:
     parser.add_argument("--sites", default="all")
     parser.add_argument("--only", default="")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--version", default="", help="report this code version's results")
     args = parser.parse_args()
     names = list(run.REAL_SITES) if args.sites == "all" else args.sites.split(",")
     only = set(filter(None, args.only.split(",")))
@@ -44,7 +51,7 @@ async def main() -> None:
     def log(message: str) -> None:
         print(f"[{time.perf_counter() - started:6.0f} s] {message}", file=sys.stderr, flush=True)
 
-    version = run.code_version()
+    version = args.version or run.code_version()
     run.ensure_docsweb()
     with tempfile.TemporaryDirectory(prefix="focus-learner-") as tmp:
         sites = await loso.load_sites(names, Path(tmp), log)
