@@ -42,17 +42,18 @@ def _timed(cls: type, name: str, spent: dict[str, list[float]]) -> None:
     original: Callable[..., Any] = getattr(cls, name)
     spent[name] = []
 
-    def wrapper(self: object, *args: object) -> object:
+    def wrapper(self: object, *args: object, **kwargs: object) -> object:
         started = time.perf_counter()
         try:
-            return original(self, *args)
+            return original(self, *args, **kwargs)
         finally:
             spent[name].append(time.perf_counter() - started)
 
     setattr(cls, name, wrapper)
 
 
-_LEARNER_METHODS = ("_observe_outcome", "_blended", "_rescore_learned")
+# ``_blended`` does the learner's work in ``_rescore_learned`` too, so that is not timed apart.
+_LEARNER_METHODS = ("_observe_outcome", "_blended")
 
 
 async def one_crawl(
