@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -20,6 +20,9 @@ from rich.table import Table
 
 from topicrawl.core.errors import ConfigError, StorageError, TopicrawlError
 from topicrawl.core.models import Page
+
+if TYPE_CHECKING:
+    from topicrawl.focus import LearnedState
 
 __all__ = ["label", "label_pages", "learning_table", "print_learning"]
 
@@ -162,11 +165,36 @@ async def learning_table(db: str) -> Table | None:
             threshold = "-" if snapshot.threshold is None else f"{snapshot.threshold:.3f}"
             table.add_row(escape(topic.topic), str(snapshot.pages), threshold, terms)
     moves = " -> ".join(f"{value:.3f}@{pages}" for pages, value in state.thresholds[-8:])
-    table.caption = (
-        f"threshold now {state.threshold:.3f} after {state.pages} pages; last moves: {moves}; "
-        f"{len(state.precisions)} precision samples"
+    table.caption = "\n".join(
+        [
+            f"threshold now {state.threshold:.3f} after {state.pages} pages; last moves: "
+            f"{moves}; {len(state.precisions)} precision samples",
+            *_learner_lines(state),
+        ]
     )
     return table
+
+
+def _learner_lines(state: LearnedState) -> list[str]:
+    """What the link learner learned and which pages were promoted to seeds (escaped: the
+    feature names and URLs come from crawled pages)."""
+    lines = []
+    learner = state.learner
+    if learner is not None:
+        strongest = ", ".join(f"{escape(name)} {weight:+.2f}" for name, weight in learner.strongest)
+        lines.append(
+            f"link learner: {learner.examples} examples ({learner.positives} led to relevant "
+            f"pages), {learner.updates} updates, blend weight {learner.weight:.2f}; strongest "
+            f"features: {strongest or '-'}"
+        )
+    if state.seeded:
+        lines.append(
+            f"this session was seeded with {len(state.seeded)} pages the last one promoted"
+        )
+    if state.promoted:
+        urls = ", ".join(escape(url) for url, _ in state.promoted)
+        lines.append(f"promoted to seeds of the next session: {urls}")
+    return lines
 
 
 async def print_learning(console: Console, db: str) -> None:

@@ -52,6 +52,8 @@ def _learned_key(state: LearnedState) -> tuple[object, ...]:
         state.thresholds,
         state.precisions,
         tuple(len(topic.snapshots) for topic in state.topics),
+        0 if state.learner is None else state.learner.updates,
+        state.promoted,
     )
 
 

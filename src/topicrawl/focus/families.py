@@ -193,6 +193,10 @@ class WaitingLinks:
         if held is None or request.score > held.score:
             self._links[request.url] = request
 
+    def get(self, url: str) -> Request | None:
+        """The waiting link to ``url`` at its best score, if it waits."""
+        return self._links.get(url)
+
     def set(self, request: Request) -> None:
         """A waiting link is worth ``request.score`` now, up or down (after a topic update);
         a link not waiting is left alone."""

@@ -11,6 +11,7 @@ from typing import Any
 from topicrawl.core.errors import ConfigError
 from topicrawl.focus.embedding import EmbeddingJudge
 from topicrawl.focus.evolve import GaSettings, UpdateSettings
+from topicrawl.focus.learner import LearnerSettings
 from topicrawl.focus.relevance import TopicScorer
 from topicrawl.focus.stemming import STEMMERS
 from topicrawl.focus.threshold import Judge, ProfileJudge, ThresholdSettings
@@ -243,6 +244,24 @@ class FocusedOptions(StrategyOptions):
         judge_thread: a heavy judge (the embedding judge) judges in a worker thread, so the
             crawl goes on meanwhile (see :attr:`FocusedStrategy.runs_in_thread`). Measured
             (``benchmarks/focus/judge_loop.py``): see benchmarks/README.md.
+
+    The online link learner and seed promotion (issue 18):
+
+        learner: an online model of what leads to relevant pages on this site, trained on
+            the crawl's own outcomes and blended with the priority above (see
+            :mod:`~topicrawl.focus.learner`). Off: it does not survive leave-one-site-out
+            (benchmarks/focus/README.md, session 13: F90/oracle over 29 topics on 7 sites
+            2.03 without, 2.35 with it, 2.06 with its numeric features alone; left out
+            2.15). It learns from the strategy's own verdicts, so it amplifies the text
+            scorer's mistakes (java-network 173 -> 305 fetches) as well as correcting the
+            prior's (git-others 182 -> 58).
+        learner_every, learner_evidence, learner_max_weight, learner_explore,
+            learner_hash_bits, learner_alpha: its
+            :class:`~topicrawl.focus.learner.LearnerSettings` (``every``, ``evidence``, ...).
+        learner_rescore: after a model update, at most this many waiting links are scored
+            again (taken in turn, as ``rescore_budget``; 0: none).
+        promote_seeds: the most important relevant pages (by ``pu``) with a hub score of at
+            least ``promote_hub`` kept as seeds of the crawl's next session (0: none).
     """
 
     decay: float = 0.5
@@ -305,6 +324,17 @@ class FocusedOptions(StrategyOptions):
     window: int = 200
     seed: int = 0
     judge_thread: bool = True
+    # -- the online link learner and seed promotion (issue 18)
+    learner: bool = False
+    learner_every: int = 25
+    learner_evidence: float = 100.0
+    learner_max_weight: float = 0.5
+    learner_explore: float = 0.1
+    learner_hash_bits: int = 14
+    learner_alpha: float = 1e-3
+    learner_rescore: int = 2_000
+    promote_seeds: int = 10
+    promote_hub: float = 0.5
 
     def __post_init__(self) -> None:
         StrategyOptions.__post_init__(self)
@@ -342,6 +372,10 @@ class FocusedOptions(StrategyOptions):
         # Building the nested settings validates the rest.
         self.threshold_settings()
         self.update_settings()
+        self.learner_settings()
+        _require(self.learner_rescore >= 0, "learner_rescore must be >= 0")
+        _require(self.promote_seeds >= 0, "promote_seeds must be >= 0")
+        _fractions(self, "promote_hub")
 
     def threshold_settings(self) -> ThresholdSettings:
         return ThresholdSettings(
@@ -366,6 +400,20 @@ class FocusedOptions(StrategyOptions):
                 fallback=profile,
             )
         return profile
+
+    def learner_settings(self) -> LearnerSettings:
+        try:
+            return LearnerSettings(
+                every=self.learner_every,
+                evidence=self.learner_evidence,
+                max_weight=self.learner_max_weight,
+                explore=self.learner_explore,
+                hash_bits=self.learner_hash_bits,
+                alpha=self.learner_alpha,
+                seed=self.seed,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"strategy options learner_*: {exc}") from exc
 
     def update_settings(self) -> UpdateSettings:
         return UpdateSettings(

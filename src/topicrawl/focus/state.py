@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from topicrawl.core.errors import ConfigError
+from topicrawl.focus.learner import LearnerState
 from topicrawl.focus.relevance import TopicSnapshot
 
 __all__ = ["LearnedState", "TopicHistory"]
@@ -30,7 +31,10 @@ class LearnedState:
 
     ``pages`` counts the (non-duplicate) pages the strategy has learned from; ``threshold`` is
     the current relevance threshold; ``thresholds`` its values as ``(pages, value)`` each time
-    it moved; ``precisions`` every sampled precision, oldest first.
+    it moved; ``precisions`` every sampled precision, oldest first; ``learner`` the online
+    link learner (None when off); ``promoted`` the pages promoted to seeds of the next session
+    (URL, importance), best first; ``seeded`` those of the last session this one was seeded
+    with.
     """
 
     pages: int
@@ -38,6 +42,9 @@ class LearnedState:
     thresholds: tuple[tuple[int, float], ...]
     precisions: tuple[float, ...]
     topics: tuple[TopicHistory, ...]
+    learner: LearnerState | None = None
+    promoted: tuple[tuple[str, float], ...] = ()
+    seeded: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         """The state as a JSON document."""
@@ -61,6 +68,9 @@ class LearnedState:
                     }
                     for t in self.topics
                 ],
+                "learner": None if self.learner is None else self.learner.to_dict(),
+                "promoted": [list(item) for item in self.promoted],
+                "seeded": list(self.seeded),
             },
             ensure_ascii=False,
         )
@@ -96,6 +106,12 @@ class LearnedState:
                 thresholds=tuple((int(p), _finite(v)) for p, v in data["thresholds"]),
                 precisions=tuple(_finite(p) for p in data["precisions"]),
                 topics=topics,
+                # States saved before issue 18 have neither.
+                learner=None
+                if data.get("learner") is None
+                else LearnerState.from_dict(data["learner"]),
+                promoted=tuple((str(u), _finite(v)) for u, v in data.get("promoted", ())),
+                seeded=tuple(str(u) for u in data.get("seeded", ())),
             )
         except (ValueError, TypeError, KeyError) as exc:
             raise ConfigError(f"the saved focused-crawl state is not readable: {exc}") from exc

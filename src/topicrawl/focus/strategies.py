@@ -6,6 +6,7 @@ Each is pure: it sees pages and returns scored requests, with no I/O and no even
 from __future__ import annotations
 
 import dataclasses
+import logging
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -19,6 +20,7 @@ from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyRes
 from topicrawl.core.protocols import Strategy, TextAnalyzer
 from topicrawl.focus.evolve import update_topic
 from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
+from topicrawl.focus.learner import LinkLearner, blend
 from topicrawl.focus.links import (
     CandidatePool,
     TemplateBlocks,
@@ -38,6 +40,7 @@ from topicrawl.focus.links import (
     url_word_pair,
 )
 from topicrawl.focus.options import FocusedOptions, SharkOptions, StrategyOptions, build_options
+from topicrawl.focus.promotion import SeedPromotion
 from topicrawl.focus.relevance import (
     Relevance,
     TopicProfile,
@@ -64,6 +67,8 @@ __all__ = [
     "SharkStrategy",
     "make_strategy",
 ]
+
+log = logging.getLogger(__name__)
 
 SEED_SCORE = 1.0
 """Score of seeds in the scoring strategies: every computed score is at most 1."""
@@ -330,6 +335,12 @@ class FocusedStrategy(_Scoring):
         self._most_similar = 0.0
         self._pages = 0
         self._thresholds: list[tuple[int, float]] = [(0, self.controller.value)]
+        self.learner = LinkLearner(options.learner_settings()) if options.learner else None
+        self._learner_from = 0  # where the next re-scoring after a model update starts
+        self.promotion = SeedPromotion(capacity=options.promote_seeds, min_hub=options.promote_hub)
+        self._restored_seeds: tuple[tuple[str, float], ...] = ()
+        self.seeded: tuple[str, ...] = ()
+        """The pages promoted by the crawl's last session that this session was seeded with."""
 
     @property
     def threshold(self) -> float:
@@ -363,6 +374,9 @@ class FocusedStrategy(_Scoring):
             topics=tuple(
                 TopicHistory(topic=t.profile.name, snapshots=t.history) for t in self.topics
             ),
+            learner=None if self.learner is None else self.learner.state(),
+            promoted=self.promotion.promoted,
+            seeded=self.seeded,
         )
 
     def restore(self, state: LearnedState) -> None:
@@ -382,6 +396,32 @@ class FocusedStrategy(_Scoring):
         self.controller.restore(value=state.threshold, precisions=state.precisions)
         self._thresholds = list(state.thresholds) or [(state.pages, state.threshold)]
         self._pages = state.pages
+        if self.learner is not None and state.learner is not None:
+            try:
+                self.learner.restore(state.learner)
+            except ValueError as exc:
+                raise ConfigError(f"the saved link learner cannot be continued: {exc}") from exc
+        self.promotion.restore(state.promoted)
+        self._restored_seeds = state.promoted
+
+    def seeds(self, requests: Iterable[Request]) -> Iterable[Request]:
+        """The given seeds, and the pages the crawl's last session promoted (see
+        :class:`~topicrawl.focus.promotion.SeedPromotion`)."""
+        given = list(super().seeds(requests))
+        known = {r.url for r in given}
+        promoted = [(url, value) for url, value in self._restored_seeds if url not in known]
+        self.seeded = tuple(url for url, _ in promoted)
+        if promoted:
+            log.warning(
+                "seeding with %d pages the last session promoted: %s",
+                len(promoted),
+                ", ".join(url for url, _ in promoted[:5]) + (" ..." if len(promoted) > 5 else ""),
+            )
+        promoted_requests = [
+            Request(url=url, score=SEED_SCORE, reasons={"seed": SEED_SCORE, "promoted": value})
+            for url, value in promoted
+        ]
+        return [*given, *promoted_requests]
 
     def on_idle(self, limit: int) -> tuple[Request, ...]:
         """The best held-back links, for an engine whose frontier ran dry."""
@@ -423,9 +463,15 @@ class FocusedStrategy(_Scoring):
             parent_relevant=relevant,
             decay=o.decay,
         )
+        learned = self._observe_outcome(page, relevant=relevant)
+        if page.duplicate_of is None and "seed" not in page.reasons:  # a seed is one already
+            self.promotion.consider(
+                page.final_url or page.url, relevant=relevant, hub=hub, importance=importance
+            )
         self._count_family(page, similarity)
         host = _host_of(page)
         requests: list[Request] = []
+        scored: list[tuple[Link, Request]] = []
         for link in links:
             anchor = anchors[link.url]
             template_passed_on = inherited * o.template_inherited
@@ -455,6 +501,10 @@ class FocusedStrategy(_Scoring):
             if len(self.topics) > 1:
                 reasons["topic"] = float(relevance.topic)
             request = self._request(page, link, score=score, inherited=passed_on, reasons=reasons)
+            scored.append((link, request))
+        blended = self._blended([request for _, request in scored])
+        for (link, _), request in zip(scored, blended, strict=True):
+            score = request.score
             if self._queue(request, requests) and o.template_hindsight:
                 eligible = link.block not in template and sizes[link.block] >= o.template_links
                 self.hindsight.saw(
@@ -468,6 +518,8 @@ class FocusedStrategy(_Scoring):
                     ),
                 )
         rescored = self._hindsight(host, links, texts) if o.template_hindsight else ()
+        if learned:
+            requests.extend(self._rescore_learned())
         if page.duplicate_of is None:
             requests.extend(self._learn(page, vector, relevance, relevant=relevant))
         if self._lowered:
@@ -488,9 +540,66 @@ class FocusedStrategy(_Scoring):
                 lowered.append((url, score))
         return tuple(lowered)
 
+    def _observe_outcome(self, page: Page, *, relevant: bool) -> bool:
+        """The link that led to ``page`` (as it waited: its features) is an example for the
+        link learner, labelled with the page's verdict. Returns whether the model was updated."""
+        if self.learner is None or page.duplicate_of is not None or "seed" in page.reasons:
+            return False
+        request = self.waiting.get(page.url) or Request(
+            url=page.url, score=page.score, depth=page.depth, reasons=page.reasons
+        )
+        return self.learner.observe(request, relevant=relevant)
+
+    def _blended(self, requests: Sequence[Request]) -> Sequence[Request]:
+        """With the link learner, each request's score is its prior blended with the model's
+        probability that it leads to a relevant page (``reasons``: ``prior``, ``model`` and
+        the blend weight ``learned``; a link kept for exploration has weight 0)."""
+        learner = self.learner
+        if learner is None or not requests:
+            return requests
+        weight = learner.weight
+        if weight == 0.0:
+            return [
+                dataclasses.replace(
+                    r, reasons={**r.reasons, "prior": r.reasons.get("prior", r.score)}
+                )
+                for r in requests
+            ]
+        chances = learner.probabilities(requests)
+        blended = []
+        for request, chance in zip(requests, chances.tolist(), strict=True):
+            prior = request.reasons.get("prior", request.score)
+            share = 0.0 if learner.explores(request.url) else weight
+            reasons = {**request.reasons, "prior": prior, "model": chance, "learned": share}
+            score = blend(prior, chance, share)
+            blended.append(dataclasses.replace(request, score=score, reasons=reasons))
+        return blended
+
+    def _rescore_learned(self) -> list[Request]:
+        """After a model update: the next ``learner_rescore`` waiting links, blended with the
+        new model; returns those whose priority rose (those that fell are lowered in the
+        frontier through ``rescored``)."""
+        waiting = list(self.waiting)
+        budget = self.focused.learner_rescore
+        if not waiting or not budget:
+            return []
+        start = self._learner_from % len(waiting)
+        self._learner_from = start + budget
+        turn = waiting[start : start + budget]
+        if len(turn) < budget:
+            turn += waiting[: min(budget - len(turn), start)]
+        raised: list[Request] = []
+        for old, new in zip(turn, self._blended(turn), strict=True):
+            if new.score > old.score:
+                self._queue(new, raised)
+            elif new.score < old.score:
+                self.waiting.set(new)
+                self._lowered.append((new.url, new.score))
+        return raised
+
     def _queue(self, request: Request, requests: list[Request]) -> bool:
         """Queue ``request`` if it clears the link threshold (``True``), else hold it back."""
-        if self.focused.rescore_waiting:
+        if self.focused.rescore_waiting or self.learner is not None:
             self.waiting.wait(request)
         if request.score >= self.link_threshold:
             self.candidates.discard(request.url)
@@ -628,6 +737,7 @@ class FocusedStrategy(_Scoring):
             return score
 
         raised: list[Request] = []
+        turn: list[tuple[Request, Request]] = []
         for request in self._rescore_turn():
             reasons = request.reasons
             if "template" in reasons:
@@ -649,11 +759,16 @@ class FocusedStrategy(_Scoring):
             updated = {**reasons, "anchor": anchor}
             if o.family_yield:
                 updated["family"] = family
-            if score > request.score:
-                self._queue(dataclasses.replace(request, score=score, reasons=updated), raised)
-            elif o.rescore_lower and score < request.score:
-                self.waiting.set(dataclasses.replace(request, score=score, reasons=updated))
-                self._lowered.append((request.url, score))
+            if self.learner is not None:
+                updated["prior"] = score
+            turn.append((request, dataclasses.replace(request, score=score, reasons=updated)))
+        news = self._blended([new for _, new in turn])
+        for (request, _), new in zip(turn, news, strict=True):
+            if new.score > request.score:
+                self._queue(new, raised)
+            elif o.rescore_lower and new.score < request.score:
+                self.waiting.set(new)
+                self._lowered.append((request.url, new.score))
         return raised
 
     def _rescore_turn(self) -> list[Request]:
