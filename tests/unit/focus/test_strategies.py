@@ -249,7 +249,7 @@ def test_focused_scores_hand_computed() -> None:
             "importance": importance,
             "page": FIRST_PAGE,
             "family": 0.0,
-            "directory": 1.0,  # the page's own directory, the only one: as good as average
+            # no "directory": the directory discount is off by default (directory_prior 0)
         }
     )
 
@@ -403,7 +403,6 @@ def test_focused_template_links_can_pass_on_the_inherited_score() -> None:
             "importance": 1.0,
             "page": 1.0,
             "family": 0.0,
-            "directory": 1.0,
             "template": 1.0,
         }
     )
