@@ -21,6 +21,7 @@ __all__ = ["AUTO_JUDGES", "FocusedOptions", "SharkOptions", "StrategyOptions", "
 AUTO_JUDGES = ("profile", "embedding")
 _GA = GaSettings()
 _UPDATE = UpdateSettings()
+_LEARNER = LearnerSettings()
 
 
 def _require(condition: bool, message: str) -> None:
@@ -326,12 +327,12 @@ class FocusedOptions(StrategyOptions):
     judge_thread: bool = True
     # -- the online link learner and seed promotion (issue 18)
     learner: bool = False
-    learner_every: int = 25
-    learner_evidence: float = 100.0
-    learner_max_weight: float = 0.5
-    learner_explore: float = 0.1
-    learner_hash_bits: int = 14
-    learner_alpha: float = 1e-3
+    learner_every: int = _LEARNER.every
+    learner_evidence: float = _LEARNER.evidence
+    learner_max_weight: float = _LEARNER.max_weight
+    learner_explore: float = _LEARNER.explore
+    learner_hash_bits: int = _LEARNER.hash_bits
+    learner_alpha: float = _LEARNER.alpha
     learner_rescore: int = 2_000
     promote_seeds: int = 10
     promote_hub: float = 0.5
