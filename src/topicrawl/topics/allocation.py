@@ -68,7 +68,9 @@ def cpu_caps(
     if total <= 0.0:
         share = free / len(clipped)
         return {topic: max(floor, share) for topic in clipped}
-    return {topic: max(floor, free * h / total) for topic, h in clipped.items()}
+    # free * (h / total), not free * h / total: with a denormal heat the product free * h loses
+    # its precision and the cap came out above the free CPU (heats {0: 5e-324}: 99.0 of 98.75).
+    return {topic: max(floor, free * (h / total)) for topic, h in clipped.items()}
 
 
 def process_count(cap: float, *, per_process_cpu: float, max_processes: int) -> int:

@@ -105,6 +105,10 @@ def test_caps_share_the_free_cpu(heats: dict[int, float], cores: int, used: floa
     assert math.fsum(above_floor) <= free + 1e-6 * max(1.0, free)
 
 
+def test_a_denormal_heat_gets_no_more_than_the_free_cpu() -> None:
+    assert cpu_caps({0: 5e-324}, cores=1, used_by_others=1.25) == {0: 98.75}
+
+
 def test_measure_cpu_counts_our_busy_child_as_ours() -> None:
     busy = subprocess.Popen(
         [sys.executable, "-c", "import time\nend = time.time() + 3\nwhile time.time() < end: pass"]
