@@ -236,10 +236,11 @@ def _politeness_findings(window: _Window, base: dict[str, float], slow: Severity
     latest = window.latest
     findings: list[Finding] = []
     waiting_hosts = window.gauge("host_delay")
-    delay_share = window.share([s.waits.get("host_delay", 0) > 0 for s in window.samples])
-    if delay_share >= _SHARE and window.mean([float(s.in_flight) for s in window.samples]) < max(
-        1.0, waiting_hosts
-    ):
+    # Politeness sets the pace when more hosts wait on their delay than requests are out.
+    delay_share = window.share(
+        [0 < s.waits.get("host_delay", 0) >= s.in_flight for s in window.samples]
+    )
+    if delay_share >= _SHARE:
         findings.append(
             Finding(
                 "host_delay",
