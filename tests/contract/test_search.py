@@ -288,3 +288,49 @@ async def test_pages_stored_before_the_migration_get_a_host_and_are_searchable(
     assert [(summary.url, summary.host) for summary in listed] == [
         ("https://old2.example/a", "old2.example")
     ]
+
+
+async def test_the_indexes_follow_text_that_changes_script_and_deleted_pages(
+    url: str, reader: AsyncEngine
+) -> None:
+    await store(url, [page(1, text="北京欢迎你的到来"), page(2, text="plain english words")])
+    await store(url, [page(1, text="now in english", fetched_at=1_800_000_000.0)])
+    await store(url, [page(2, text="现在是中文了 北京欢迎你", fetched_at=1_800_000_000.0)])
+
+    for words, expected in [
+        ("北京欢迎", [page(2).url]),
+        ("english", [page(1).url]),
+        ("plain", []),
+    ]:
+        found, _ = await search_pages(reader, PageQuery(text=words))
+        assert [summary.url for summary in found] == expected, words
+
+    async with reader.begin() as connection:
+        await connection.execute(text("DELETE FROM pages WHERE url = :url"), {"url": page(2).url})
+    found, _ = await search_pages(reader, PageQuery(text="北京欢迎"))
+    assert found == []
+    found, _ = await search_pages(reader, PageQuery(text="english"))
+    assert [summary.url for summary in found] == [page(1).url]
+
+
+async def test_sqlite_ranks_the_newest_matches_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("topicrawl.storage.search.RANKED", 3)
+    url = str(tmp_path / "crawl.db")
+    # The best match (most mentions) is the oldest: out of the ranked window.
+    pages = [page(0, text="lupin " * 30)] + [
+        page(n, text=f"one lupin, page {n}") for n in range(1, 7)
+    ]
+    await store(url, pages)
+    engine = create_engine(parse_target(url), busy_timeout=5.0, connect_timeout=5.0)
+    try:
+        batches = await every_page(engine, PageQuery(text="lupin"), limit=2)
+        on_host = await every_page(engine, PageQuery(text="lupin", host="host1.test:8080"), limit=5)
+    finally:
+        await engine.dispose()
+
+    found = [summary.url for batch in batches for summary in batch]
+    assert sorted(found) == sorted(page(n).url for n in (4, 5, 6))
+    # The window is taken after the filters: the newest 3 matches on that host.
+    assert sorted(s.url for batch in on_host for s in batch) == sorted(page(n).url for n in (1, 4))

@@ -7,12 +7,20 @@ returned; the next page starts after it (keyset pagination: a deep page costs wh
 first one does, where ``OFFSET`` would read and drop every row before it).
 
 The user's words never reach the query as syntax. SQLite: every word becomes a quoted FTS5
-string (a double quote inside is doubled), so ``OR``, ``NEAR``, ``*``, ``:`` and parentheses
-are plain text, and the words are ANDed. A word shorter than three characters (a two-character
-Chinese word, say) cannot be looked up in a trigram index and is matched by ``LIKE`` (its
-``%``, ``_`` and escape characters escaped); when every word is that short the search scans
-the pages, newest first by id. PostgreSQL: the words go through ``plainto_tsquery``, which
-takes any text.
+string (a double quote inside is doubled), so ``OR``, ``NOT``, ``NEAR``, ``*``, ``^``, ``:``
+and parentheses are plain text, and the words are ANDed. Words go to the word index
+(unicode61); Chinese, Japanese and Korean words of three characters or more to the trigram
+index of the pages in those scripts (see :mod:`topicrawl.storage.search_index`); a shorter
+CJK word (most Chinese words have two characters) or a word of punctuation only is matched
+by ``LIKE`` (its ``%``, ``_`` and escape characters escaped), and when every word is such a
+word the search scans the pages, newest (highest id) first: fast when the word is common,
+a full scan when it is rare. PostgreSQL: the words go through ``plainto_tsquery``, which
+takes any text; CJK words are matched by ``LIKE`` there.
+
+Ranking every match of a common word costs a bm25 score per match (seconds for a word in
+most of a million pages), so on SQLite a text search ranks the newest :data:`RANKED` matches
+that pass the filters, best first; a word in more pages than that gives the best of its
+newest matches; more words or filters reach older ones. (PostgreSQL ranks every match.)
 
 While a crawl writes, the ranks of a text search shift between two requests (bm25 counts the
 documents), so a later page may repeat or skip a result; the pages list without words is
@@ -32,6 +40,7 @@ from sqlalchemy import (
     ColumnElement,
     Double,
     Select,
+    TextClause,
     bindparam,
     cast,
     column,
@@ -46,10 +55,11 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.storage.schema import pages
-from topicrawl.storage.search_index import FTS_TABLE, PG_DOCUMENT
+from topicrawl.storage.search_index import CJK_TABLE, FTS_TABLE, PG_DOCUMENT, has_cjk
 
 __all__ = [
     "MAX_LIMIT",
+    "RANKED",
     "InvalidCursor",
     "PageQuery",
     "PageSummary",
@@ -59,6 +69,8 @@ __all__ = [
 ]
 
 MAX_LIMIT = 500
+RANKED = 10_000
+"""Matches a text search ranks on SQLite: the newest this many that pass the filters."""
 _SNIPPET = 200  # characters of text around the first match
 _TRIGRAM = 3
 _MAX_WORDS = 16  # more words add nothing a user could tell but cost a join term each
@@ -216,52 +228,83 @@ def _scan(conditions: list[ColumnElement[bool]], after: str | None, limit: int) 
     return statement.order_by(pages.c.id.desc()).limit(limit)
 
 
-def _sqlite_text(query: PageQuery, words: list[str], after: str | None, limit: int) -> Select[Any]:
-    """Best bm25 first (FTS5's rank: lower is better), then id."""
-    indexed = [w for w in words if len(w) >= _TRIGRAM]
-    conditions = _filters(query) + _scan_conditions([w for w in words if len(w) < _TRIGRAM])
-    if not indexed:
-        return _scan(conditions, after, limit)
-    fts = table(FTS_TABLE, column("rowid"), column("rank"))
-    match = text(f"{FTS_TABLE} MATCH :fts_query").bindparams(
-        bindparam("fts_query", " ".join(_fts_string(w) for w in indexed))
+@dataclass(frozen=True, slots=True)
+class _Words:
+    """The user's words by how they can be looked up."""
+
+    indexed: list[str]  # words of letters or digits: the word index
+    cjk: list[str]  # Chinese, Japanese or Korean, three characters or more: the trigram index
+    scanned: list[str]  # shorter CJK words, and words of punctuation only: LIKE
+
+    @classmethod
+    def sort(cls, words: Sequence[str]) -> _Words:
+        indexed: list[str] = []
+        cjk: list[str] = []
+        scanned: list[str] = []
+        for word in words:
+            if has_cjk(word):
+                (cjk if len(word) >= _TRIGRAM else scanned).append(word)
+            elif any(ch.isalnum() for ch in word):
+                indexed.append(word)
+            else:
+                scanned.append(word)
+        return cls(indexed, cjk, scanned)
+
+
+def _fts_match(table_name: str, words: Sequence[str]) -> tuple[Any, TextClause]:
+    """The FTS5 table and its MATCH condition for ``words`` (each a quoted string, ANDed)."""
+    fts = table(table_name, column("rowid"), column("rank"))
+    parameter = f"{table_name}_query"
+    match = text(f"{table_name} MATCH :{parameter}").bindparams(
+        bindparam(parameter, " ".join(_fts_string(w) for w in words))
     )
+    return fts, match
+
+
+def _sqlite_text(query: PageQuery, words: list[str], after: str | None, limit: int) -> Select[Any]:
+    """Best bm25 first (FTS5's rank: lower is better), then id. The word index ranks; CJK
+    words of three characters or more must match in the trigram index too."""
+    sorted_words = _Words.sort(words)
+    conditions = _filters(query) + _scan_conditions(sorted_words.scanned)
+    ranked_by = [(FTS_TABLE, sorted_words.indexed), (CJK_TABLE, sorted_words.cjk)]
+    ranked_by = [(name, found) for name, found in ranked_by if found]
+    if not ranked_by:
+        return _scan(conditions, after, limit)
+    for name, found in ranked_by[1:]:
+        fts, match = _fts_match(name, found)
+        conditions.append(pages.c.id.in_(select(fts.c.rowid).where(match)))
+    fts, match = _fts_match(*ranked_by[0])
+    # The newest RANKED matches that pass the filters, walked in the index's own rowid
+    # order (FTS5 stops there): bm25 is computed for those only, not for every match.
     matched = (
         select(fts.c.rowid.label("id"), cast(fts.c.rank, Double).label("sort_key"))
-        .where(match)
+        .join_from(fts, pages, pages.c.id == fts.c.rowid)
+        .where(match, *conditions)
+        .order_by(fts.c.rowid.desc())
+        .limit(RANKED)
         .subquery("matched")
     )
-    statement = (
-        select(pages.c.id, matched.c.sort_key)
-        .join_from(matched, pages, pages.c.id == matched.c.id)
-        .where(*conditions)
-    )
+    statement = select(matched.c.id, matched.c.sort_key)
     if after is not None:
         sort_key, page_id = _decode_cursor(after, "t")
         statement = statement.where(
-            tuple_(matched.c.sort_key, pages.c.id) > tuple_(sort_key, page_id)
+            tuple_(matched.c.sort_key, matched.c.id) > tuple_(sort_key, page_id)
         )
-    return statement.order_by(matched.c.sort_key, pages.c.id).limit(limit)
-
-
-def _unspaced(word: str) -> bool:
-    """Whether a word is of a script written without spaces (Chinese, Japanese, Korean), which
-    PostgreSQL's parser keeps as one token per run of characters."""
-    return any(
-        "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af"
-        for ch in word
-    )
+    return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
 
 
 def _postgres_text(
     query: PageQuery, words: list[str], after: str | None, limit: int
 ) -> Select[Any]:
-    """Best ts_rank first (negated, so that lower is better as on SQLite), then id."""
-    indexed = [w for w in words if not _unspaced(w)]
-    conditions = _filters(query) + _scan_conditions([w for w in words if _unspaced(w)])
-    if not indexed:
+    """Best ts_rank first (negated, so that lower is better as on SQLite), then id. The
+    ``simple`` parser keeps a run of CJK characters as one token, so CJK words are scanned."""
+    sorted_words = _Words.sort(words)
+    conditions = _filters(query) + _scan_conditions([*sorted_words.cjk, *sorted_words.scanned])
+    if not sorted_words.indexed:
         return _scan(conditions, after, limit)
-    tsquery = func.plainto_tsquery(literal_column("'simple'::regconfig"), " ".join(indexed))
+    tsquery = func.plainto_tsquery(
+        literal_column("'simple'::regconfig"), " ".join(sorted_words.indexed)
+    )
     document: ColumnElement[Any] = literal_column(PG_DOCUMENT)
     sort_key = cast(-func.ts_rank(document, tsquery), Double)
     statement = select(pages.c.id, sort_key.label("sort_key")).where(
