@@ -22,6 +22,7 @@ import os
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -57,14 +58,44 @@ CHUNK = 20_000
 
 
 def make_source(path: Path, per_site: int) -> None:
-    """Crawl ``per_site`` pages of each documentation site into ``path``."""
-    for name, seed in SITES.items():
-        print(f"crawling {name} ({seed})", flush=True)
-        os.system(
-            f"{sys.executable} -m topicrawl.cli crawl --seed {seed} --max-pages {per_site} "
-            f"--concurrency 32 --per-host 32 --delay 0 --db {path} --quiet --frontier memory "
-            "> /dev/null 2>&1"
-        )
+    """Crawl ``per_site`` pages of each documentation site (each into a database of its own:
+    a crawl's page limit counts every page of its database) and gather their titles and
+    texts into ``path``."""
+    merged = sqlite3.connect(path)
+    try:
+        merged.execute("CREATE TABLE IF NOT EXISTS pages (site TEXT, title TEXT, text TEXT)")
+        for name, seed in SITES.items():
+            print(f"crawling {name} ({seed})", flush=True)
+            site_db = path.with_name(f"{path.stem}.{name}.db")
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "topicrawl.cli",
+                    "crawl",
+                    "--seed",
+                    seed,
+                    "--max-pages",
+                    str(per_site),
+                    "--concurrency",
+                    "32",
+                    "--per-host",
+                    "32",
+                    "--delay",
+                    "0",
+                    "--db",
+                    str(site_db),
+                    "--quiet",
+                ],
+                check=False,
+                capture_output=True,
+            )
+            merged.execute("ATTACH ? AS site", (str(site_db),))
+            merged.execute("INSERT INTO pages SELECT ?, title, text FROM site.pages", (name,))
+            merged.commit()
+            merged.execute("DETACH site")
+    finally:
+        merged.close()
 
 
 def load_pool(source: Path) -> list[tuple[str, str]]:
