@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 MAX_LIMIT = 500
-RANKED = 10_000
+RANKED = 2_000
 """Matches a text search ranks on SQLite: the newest this many that pass the filters."""
 _SNIPPET = 200  # characters of text around the first match
 _TRIGRAM = 3
