@@ -585,7 +585,8 @@ class SqlStorage:
             self._error = None
 
     async def _write_samples(self) -> None:
-        """Write the buffered live samples, in one statement (under the writer's lock)."""
+        """Write the live samples no page batch took along, in one statement (under the
+        writer's lock)."""
         if not self._samples:
             return
         taken, self._samples = self._samples, []
@@ -647,8 +648,18 @@ class SqlStorage:
     async def _write_batch(self, batch: PreparedBatch) -> None:
         statements = self._statements
         assert statements is not None
-        async with self._write_engine().begin() as connection:
-            await write_batch(connection, statements, batch)
+        # Buffered live samples ride along in the batch's transaction: no commit of their own
+        # (an extra commit per checkpoint let distributed workers overshoot max_pages more).
+        samples, self._samples = self._samples, []
+        try:
+            async with self._write_engine().begin() as connection:
+                await write_batch(connection, statements, batch)
+                if samples:
+                    await connection.execute(insert(run_samples), samples)
+        except BaseException:
+            self._samples[0:0] = samples
+            del self._samples[: max(0, len(self._samples) - _MAX_SAMPLES)]
+            raise
 
     # -- reads -----------------------------------------------------------------------------
 
