@@ -18,9 +18,9 @@ a full scan when it is rare. PostgreSQL: the words go through ``plainto_tsquery`
 takes any text; CJK words are matched by ``LIKE`` there.
 
 Ranking every match of a common word costs a bm25 score per match (seconds for a word in
-most of a million pages), so on SQLite a text search ranks the newest :data:`RANKED` matches
-that pass the filters, best first; a word in more pages than that gives the best of its
-newest matches; more words or filters reach older ones. (PostgreSQL ranks every match.)
+most of a million pages), so a text search ranks the newest :data:`RANKED` matches that pass
+the filters, best first; a word in more pages than that gives the best of its newest
+matches; more words or filters reach older ones.
 
 While a crawl writes, the ranks of a text search shift between two requests (bm25 counts the
 documents), so a later page may repeat or skip a result; the pages list without words is
@@ -70,7 +70,7 @@ __all__ = [
 
 MAX_LIMIT = 500
 RANKED = 2_000
-"""Matches a text search ranks on SQLite: the newest this many that pass the filters."""
+"""Matches a text search ranks: the newest this many that pass the filters."""
 _SNIPPET = 200  # characters of text around the first match
 _TRIGRAM = 3
 _MAX_WORDS = 16  # more words add nothing a user could tell but cost a join term each
@@ -306,14 +306,23 @@ def _postgres_text(
         literal_column("'simple'::regconfig"), " ".join(sorted_words.indexed)
     )
     document: ColumnElement[Any] = literal_column(PG_DOCUMENT)
-    sort_key = cast(-func.ts_rank(document, tsquery), Double)
-    statement = select(pages.c.id, sort_key.label("sort_key")).where(
-        document.op("@@")(tsquery), *conditions
+    # As on SQLite, the newest RANKED matches that pass the filters are ranked: ts_rank
+    # rebuilds each match's tsvector from its text, seconds for a common word otherwise.
+    matched = (
+        select(
+            pages.c.id.label("id"),
+            cast(-func.ts_rank(document, tsquery), Double).label("sort_key"),
+        )
+        .where(document.op("@@")(tsquery), *conditions)
+        .order_by(pages.c.id.desc())
+        .limit(RANKED)
+        .subquery("matched")
     )
+    statement = select(matched.c.id, matched.c.sort_key)
     if after is not None:
         key, page_id = _decode_cursor(after, "t")
-        statement = statement.where(tuple_(sort_key, pages.c.id) > tuple_(key, page_id))
-    return statement.order_by(sort_key, pages.c.id).limit(limit)
+        statement = statement.where(tuple_(matched.c.sort_key, matched.c.id) > tuple_(key, page_id))
+    return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
 
 
 async def search_pages(
