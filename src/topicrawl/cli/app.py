@@ -16,7 +16,7 @@ from rich.logging import RichHandler
 
 from topicrawl.cli.label import label as label_command
 from topicrawl.cli.label import print_learning
-from topicrawl.cli.options import crawl_overrides, put, read_seeds
+from topicrawl.cli.options import MetricsPortOption, crawl_overrides, put, read_seeds
 from topicrawl.cli.progress import CrawlProgress, held_line, print_summary
 from topicrawl.cli.topics import app as topics_app
 from topicrawl.core.config import load_settings
@@ -92,7 +92,7 @@ def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 async def _crawl(
-    settings_kwargs: dict[str, Any], config: Path | None, quiet: bool
+    settings_kwargs: dict[str, Any], config: Path | None, quiet: bool, metrics_port: int | None
 ) -> tuple[CrawlReport, signal.Signals | None]:
     """Run the crawl; returns its report and the signal that stopped it early, if one did."""
     from topicrawl.engine.build import CrawlReport, open_crawl  # noqa: PLC0415 - slow import
@@ -105,7 +105,9 @@ async def _crawl(
     stopped_by: list[signal.Signals] = []
     try:
         with progress:
-            async with open_crawl(settings, on_progress=progress.update) as crawler:
+            async with open_crawl(
+                settings, on_progress=progress.update, metrics_port=metrics_port
+            ) as crawler:
                 settle_heap()
                 loop = asyncio.get_running_loop()
 
@@ -170,6 +172,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     config: Annotated[Path | None, typer.Option(help="TOML settings file.")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
+    metrics_port: MetricsPortOption = None,
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     _setup_logging(log_level)
@@ -197,7 +200,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         kwargs["sitemaps"] = True
     put(kwargs, "feeds", tuple(feed) if feed else None)
     put(kwargs, "frontier", {"kind": frontier} if frontier else None)
-    report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet))
+    report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet, metrics_port))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))
     if stopped_by is not None:

@@ -22,7 +22,7 @@ from rich.logging import RichHandler
 from rich.table import Table
 from rich.text import Text
 
-from topicrawl.cli.options import crawl_overrides, put, read_seeds
+from topicrawl.cli.options import MetricsPortOption, crawl_overrides, put, read_seeds
 from topicrawl.core.config import CrawlSettings, load_settings
 from topicrawl.core.errors import ConfigError, FrontierError, StorageError, TopicrawlError
 
@@ -181,6 +181,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     config: Annotated[Path | None, typer.Option(help="TOML crawl settings file.")] = None,
     quiet: Annotated[bool, typer.Option(help="No summary line.")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
+    metrics_port: MetricsPortOption = None,  # obs: issue 19
 ) -> None:
     """Crawl as one worker of a distributed crawl (Redis frontier, PostgreSQL results)."""
     _setup_logging(log_level)
@@ -214,7 +215,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
         "throughput_window": throughput_window,
         "exact_dedupe": exact_dedupe,
     }
-    report = _run(lambda: _work(kwargs, config, dist, node_id))
+    report = _run(lambda: _work(kwargs, config, dist, node_id, metrics_port))
     if not quiet:
         stats = report.stats
         out.print(
@@ -235,7 +236,11 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
 
 
 async def _work(
-    kwargs: dict[str, Any], config: Path | None, dist: dict[str, Any], node_id: str | None
+    kwargs: dict[str, Any],
+    config: Path | None,
+    dist: dict[str, Any],
+    node_id: str | None,
+    metrics_port: int | None = None,  # obs: issue 19
 ) -> WorkerReport:
     from topicrawl.distributed.worker import run_worker  # noqa: PLC0415 - slow import
 
@@ -248,6 +253,7 @@ async def _work(
         distributed,
         node_id=node_id,
         on_start=_on_worker_start,
+        metrics_port=metrics_port,  # obs: issue 19
     )
 
 

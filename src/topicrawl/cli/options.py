@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-__all__ = ["crawl_overrides", "put", "read_seeds"]
+import typer
+
+__all__ = ["MetricsPortOption", "crawl_overrides", "put", "read_seeds"]
+
+MetricsPortOption = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        max=65535,
+        help="Serve this process's Prometheus metrics at http://127.0.0.1:PORT/metrics.",
+    ),
+]
 
 
 def put(target: dict[str, Any], key: str, value: object) -> None:

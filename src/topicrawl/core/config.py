@@ -252,6 +252,15 @@ class StorageSettings(_Section):
     batch_size: int = Field(200, gt=0, le=100_000, description="Rows written per batch.")
     flush_interval: float = Field(1.0, gt=0, le=HOUR, description="Seconds between batch writes.")
     keep_body: bool = Field(False, description="Keep raw bodies (needed for WARC export).")
+    samples_interval: float = Field(
+        2.0,
+        ge=0,
+        le=HOUR,
+        description=(
+            "Seconds between the crawl's live samples (table run_samples, read by the"
+            " dashboard); 0 = none."
+        ),
+    )
 
     @field_validator("url")
     @classmethod

@@ -168,8 +168,12 @@ async def run_worker(
     policy: AssignmentPolicy | None = None,
     on_progress: ProgressFn | None = None,
     on_start: Callable[[Crawler], None] | None = None,
+    metrics_port: int | None = None,
 ) -> WorkerReport:
     """Run one worker until the crawl is done (or it is stopped through ``on_start``'s crawler).
+
+    ``metrics_port`` serves the worker's Prometheus metrics on 127.0.0.1 (labelled with the
+    node id); its live samples carry the node id too.
 
     Raises:
         FrontierError: Redis is unreachable (at start, or longer than ``redis_retry_for``).
@@ -239,6 +243,7 @@ async def run_worker(
                     assigner=assigner,
                     info=info,
                     run_id=run_id,
+                    metrics_port=metrics_port,  # obs: dashboard metrics (issue 19)
                 )
                 return await node_crawl.run(on_progress=on_progress, on_start=on_start)
             finally:
@@ -257,6 +262,7 @@ class _NodeCrawl:
     assigner: HostAssigner
     info: NodeInfo
     run_id: int
+    metrics_port: int | None = None  # obs: issue 19
 
     async def run(
         self, *, on_progress: ProgressFn | None, on_start: Callable[[Crawler], None] | None
@@ -268,6 +274,8 @@ class _NodeCrawl:
             frontier=self.frontier,
             run_id=self.run_id,
             storage_retries=self.distributed.storage_retries,
+            node=self.info.node,  # obs: live samples and metrics per node (issue 19)
+            metrics_port=self.metrics_port,
         ) as crawler:
             if on_start is not None:
                 on_start(crawler)

@@ -16,6 +16,7 @@ from topicrawl.core.protocols import Frontier, Storage, Strategy
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ProgressFn
 from topicrawl.engine.learning import LearningCheckpoints, restore_learning, save_learning
 from topicrawl.engine.parsing import PageParser, default_parse_workers
+from topicrawl.engine.samples import CrawlSampler, SampleSink
 from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
 from topicrawl.focus import BfsStrategy, make_strategy
 from topicrawl.frontier import MemoryFrontier, SqliteFrontier
@@ -242,6 +243,8 @@ async def open_crawl(
     run_id: int | None = None,
     storage_retries: int = 4,
     learning_interval: float = 30.0,
+    node: str | None = None,
+    metrics_port: int | None = None,
 ) -> AsyncIterator[Crawler]:
     """Build every part of a crawl from settings, seed it, and close everything afterwards.
 
@@ -250,6 +253,8 @@ async def open_crawl(
     the run spans every worker), and may allow more ``storage_retries`` (retries of a database
     call whose connection dropped) to ride out a database restart. A focused strategy's
     learned state is saved every ``learning_interval`` seconds when it changed, and at the end.
+    Live samples (``settings.storage.samples_interval``) are labelled with ``node`` (the
+    worker's id); ``metrics_port`` serves the process's Prometheus metrics on 127.0.0.1.
 
     Raises:
         ConfigError: the settings name something unknown (strategy, patterns, seeds), a seed
@@ -339,6 +344,7 @@ async def open_crawl(
                 strategy, settings.storage.url, run_id=run_id, interval=learning_interval
             ),
         )
+        await _observe(stack, crawler, storage, settings, node=node, metrics_port=metrics_port)
         await crawler.seed(
             [*seeds, *await _source_requests(settings, fetcher, robots, scope, seeds)]
         )
@@ -348,6 +354,39 @@ async def open_crawl(
             await save_learning(strategy, settings.storage.url, run_id=run_id)
             if own_run:
                 await _finish_run(storage, run_id, crawler)
+
+
+async def _observe(
+    stack: contextlib.AsyncExitStack,
+    crawler: Crawler,
+    storage: Storage,
+    settings: CrawlSettings,
+    *,
+    node: str | None,
+    metrics_port: int | None,
+) -> None:
+    """Start the live samples and the metrics endpoint, when asked for, until ``stack`` ends."""
+    interval = settings.storage.samples_interval
+    if not interval and metrics_port is None:
+        return
+    sampler = CrawlSampler(
+        crawler=crawler,
+        sink=storage if interval and isinstance(storage, SampleSink) else None,
+        # Without stored samples, the metrics' frontier gauges are still read this often.
+        interval=interval or 1.0,
+        node=node,
+    )
+    if metrics_port is not None:
+        from topicrawl.engine.metrics import (  # noqa: PLC0415 - optional dependency
+            CrawlCollector,
+            serve_metrics,
+        )
+
+        port = stack.enter_context(
+            serve_metrics(CrawlCollector(crawler, sampler, node=node), port=metrics_port)
+        )
+        log.info("metrics at http://127.0.0.1:%d/metrics", port)
+    await stack.enter_async_context(sampler.running())
 
 
 async def _finish_run(storage: Storage, run_id: int, crawler: Crawler) -> None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from topicrawl.core.errors import BlockedError, FetchError, RetryableFetchError, StorageError
+from topicrawl.core.metrics import LatencyHistogram
 from topicrawl.core.models import (
     CrawlStats,
     ErrorKind,
@@ -228,6 +229,11 @@ class Crawler:
         self._room.set()
         self._slots: RequestSlots | None = None  # made in run(): needs the running loop
         self._fetched = frontier.fetched if isinstance(frontier, FetchReports) else None
+        # Read by the live samples and the metrics endpoint (topicrawl.engine.samples): plain
+        # counters, no lock, nothing but an addition or two per page.
+        self.fetch_latency = LatencyHistogram()
+        self.strategy_seconds = 0.0
+        self._handling = 0  # pages fetched and being parsed, scored or stored
 
     @property
     def frontier(self) -> Frontier:
@@ -244,6 +250,12 @@ class Crawler:
     @property
     def run_id(self) -> int:
         return self._run_id
+
+    @property
+    def parse_backlog(self) -> int:
+        """Pages whose response is in and that wait for or go through parsing, scoring and
+        storing."""
+        return self._handling
 
     @property
     def admission(self) -> Admission:
@@ -441,9 +453,11 @@ class Crawler:
             await self._fail(lease, exc.kind, exc.message, status=exc.status)
             return
         self._hold(len(response.body))
+        self._handling += 1
         try:
             await self._handle(lease, response)
         finally:
+            self._handling -= 1
             self._hold(-len(response.body))
 
     async def _fetch(self, lease: Lease) -> Response:
@@ -456,6 +470,7 @@ class Crawler:
             # cannot keep a crawl whose work is done from ending (issue #26 item 1). It ends
             # a little before the lease does, so its failure is acked, not fetched again.
             deadline = max(0.9 * (lease.expires_at - time.time()), 0.0)
+            started = time.perf_counter()
             try:
                 async with asyncio.timeout(deadline):
                     return await self._fetcher.fetch(lease.request)
@@ -465,6 +480,8 @@ class Crawler:
                     f"the fetch outlived its lease ({deadline:.0f}s)",
                     kind=ErrorKind.TIMEOUT,
                 ) from exc
+            finally:
+                self.fetch_latency.observe(time.perf_counter() - started)
         finally:
             slots.release(lease.host)
             if self._fetched is not None:
@@ -546,7 +563,9 @@ class Crawler:
         # A duplicate's links are followed too: same text does not mean same links, and
         # skipping them could lose pages; traps are bounded by depth and scope instead (the
         # admission applies both to every request, whichever way it comes).
+        started = time.perf_counter()
         result = await self._on_page(self._for_strategy(page))
+        self.strategy_seconds += time.perf_counter() - started
         if result.relevance is not None:
             page = dataclasses.replace(page, relevance=result.relevance)
         await self._storage.save_page(

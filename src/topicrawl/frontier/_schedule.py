@@ -214,6 +214,14 @@ class HostQueues:
             host.next_at = host.last_pop + delay
         self._place(host, now)
 
+    def waiting(self, now: float) -> tuple[int, int]:
+        """Hosts with queued URLs waiting out their delay (or a pause) now, and URLs queued
+        again for later (retries after a server asked us to wait). One pass over the hosts:
+        for the live samples, every few seconds, not per page."""
+        self._advance(now)
+        hosts = sum(1 for h in self._hosts.values() if h.size and h.wait_at is not None)
+        return hosts, len(self._deferred)
+
     def delays(self) -> dict[str, float]:
         return {h.name: h.delay for h in self._hosts.values() if h.delay is not None}
 
@@ -620,6 +628,11 @@ class FrontierCore(ABC):
             heapq.heappop(expiry)
         lease_due = expiry[0][0] if expiry else None
         return self._queues.next_ready_in(self._clock(), lease_due)
+
+    def waits(self) -> dict[str, int]:
+        """Why queued URLs are not handed out now (see topicrawl.engine.samples)."""
+        hosts, deferred = self._queues.waiting(self._clock())
+        return {"host_delay": hosts, "retry_backoff": deferred}
 
     async def queued(self) -> int:
         """URLs waiting to be handed out (including reclaimed ones still being delayed)."""

@@ -43,6 +43,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from topicrawl.core.errors import StorageError
 from topicrawl.core.models import Link
 from topicrawl.storage.outlinks import encode_links
+from topicrawl.storage.rows import host_of
 from topicrawl.storage.schema import (
     FOCUS_TABLES,
     TRACKING_TABLES,
@@ -50,9 +51,11 @@ from topicrawl.storage.schema import (
     failures,
     metadata,
     pages,
+    run_samples,
     runs,
     schema_version,
 )
+from topicrawl.storage.search_index import create_search_index
 
 __all__ = [
     "LATEST_VERSION",
@@ -185,6 +188,47 @@ def _one_failure_per_url(connection: Connection) -> None:
             index.create(connection)
 
 
+# Pages whose host one step of migration 6 fills in.
+_HOST_CHUNK = 5_000
+
+
+def _dashboard(connection: Connection) -> None:
+    """Schema 6, for the dashboard: ``pages.host`` (filled in for existing pages) and the
+    keyset indexes, the live samples table, and the full-text index over pages."""
+    inspector = inspect(connection)
+    preparer = connection.dialect.identifier_preparer
+    if "host" not in {column["name"] for column in inspector.get_columns("pages")}:
+        connection.execute(
+            text(
+                f"ALTER TABLE {preparer.format_table(pages)} "
+                f"ADD COLUMN {preparer.format_column(pages.c.host)} TEXT"
+            )
+        )
+    _fill_hosts(connection)
+    present = {index["name"] for index in inspect(connection).get_indexes("pages")}
+    for index in pages.indexes:
+        if index.name not in present:
+            index.create(connection)
+    metadata.create_all(connection, tables=[run_samples], checkfirst=True)
+    create_search_index(connection)
+
+
+def _fill_hosts(connection: Connection) -> None:
+    store = update(pages).where(pages.c.id == bindparam("page_id")).values(host=bindparam("found"))
+    last_id = 0
+    while True:
+        rows = connection.execute(
+            select(pages.c.id, pages.c.url)
+            .where(pages.c.id > last_id, pages.c.host.is_(None))
+            .order_by(pages.c.id)
+            .limit(_HOST_CHUNK)
+        ).all()
+        if not rows:
+            return
+        connection.execute(store, [{"page_id": row.id, "found": host_of(row.url)} for row in rows])
+        last_id = rows[-1].id
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, pages, links and failures", _create_v1),
     Migration(2, "links packed into pages.links; links table dropped", _links_into_pages),
@@ -195,6 +239,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(4, "focused crawling: page labels, learned state", create_tables(*FOCUS_TABLES)),
     Migration(5, "one failure per URL; failures.url unique", _one_failure_per_url),
+    Migration(
+        6, "dashboard: pages.host, keyset indexes, run_samples, full-text search", _dashboard
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

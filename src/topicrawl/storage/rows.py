@@ -32,6 +32,7 @@ __all__ = [
     "failure_from_row",
     "failure_row",
     "headers_from_row",
+    "host_of",
     "page_from_row",
     "page_row",
     "pending_page",
@@ -106,6 +107,15 @@ def _redirects_json(redirects: Sequence[str]) -> str:
     return _encode_json(list(redirects)) if redirects else "[]"
 
 
+def host_of(url: str) -> str:
+    """A URL's host, and port when it has one (the frontier's politeness key for a canonical
+    URL); the text after the scheme for a URL without ``://``."""
+    start = url.find("://")
+    start = 0 if start < 0 else start + 3
+    end = url.find("/", start)
+    return clean(url[start:] if end < 0 else url[start:end])
+
+
 def page_row(
     page: Page, *, run_id: int, body: bytes | None, headers: Mapping[str, str] | None
 ) -> tuple[Any, ...]:
@@ -135,6 +145,7 @@ def page_row(
         None if body is None else zlib.compress(body, _BODY_LEVEL),
         None if headers is None else _encode_json({str(k): str(v) for k, v in headers.items()}),
         encode_links(page.links),
+        host_of(page.url),
     )
 
 

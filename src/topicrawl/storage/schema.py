@@ -41,6 +41,7 @@ __all__ = [
     "metadata",
     "pages",
     "posts",
+    "run_samples",
     "runs",
     "schema_version",
     "topic_heat",
@@ -111,6 +112,11 @@ pages = Table(
     Column("body", LargeBinary, nullable=True, comment="zlib-compressed raw body (keep_body)"),
     Column("headers", Text, nullable=True, comment="JSON object of response headers"),
     Column("links", LargeBinary, nullable=True, comment="outgoing links, see storage.outlinks"),
+    # The URL's host (and port when not the default), for the dashboard's filter; schema 6.
+    Column("host", Text, nullable=True),
+    # Newest first (the dashboard's pages list) and by host, both in keyset order.
+    Index("ix_pages_fetched_at_id", "fetched_at", "id"),
+    Index("ix_pages_host_fetched_at", "host", "fetched_at", "id"),
 )
 
 # One row per URL, like pages: a failure saved again (the URL's lease came back after a crash
@@ -259,3 +265,24 @@ focus_states = Table(
 )
 
 FOCUS_TABLES: tuple[Table, ...] = (labels, focus_states)
+
+# The crawl's live time series (schema version 6), one row every ``samples_interval`` seconds
+# per crawling process: counters are cumulative, gauges are the values at ``at``. ``node`` is
+# the distributed worker's id, null for ``topicrawl crawl``. See topicrawl.engine.samples.
+run_samples = Table(
+    "run_samples",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("run_id", Id, nullable=False),
+    Column("at", Double, nullable=False),
+    Column("node", Text, nullable=True),
+    Column("pages", BigInteger, nullable=False),
+    Column("failures", BigInteger, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+    Column("queued", BigInteger, nullable=False),
+    Column("in_flight", Integer, nullable=False),
+    Column("parse_backlog", Integer, nullable=False),
+    Column("failures_by_kind", Text, nullable=False, comment="JSON object kind -> count"),
+    Column("waits", Text, nullable=False, comment="JSON object reason -> count"),
+    Index("ix_run_samples_run_id_at", "run_id", "at"),
+)

@@ -48,7 +48,7 @@ from topicrawl.storage.rows import (
     prepare_batch,
     run_from_row,
 )
-from topicrawl.storage.schema import failures, pages, runs
+from topicrawl.storage.schema import failures, pages, run_samples, runs
 from topicrawl.storage.statements import Statements, write_batch
 from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine, parse_target
 
@@ -61,6 +61,8 @@ _T = TypeVar("_T")
 # Rows read per query when iterating pages and failures, and when loading content hashes.
 _READ_CHUNK = 500
 _HASH_CHUNK = 20_000
+# Live samples kept while the database cannot be written (an hour at one every 2 s).
+_MAX_SAMPLES = 1800
 # Seconds a caller saving in a tight loop runs before giving other tasks a turn.
 _YIELD_EVERY = 0.001
 
@@ -179,6 +181,7 @@ class SqlStorage:
         self._error: StorageError | None = None
 
         self._buffer = WriteBuffer()
+        self._samples: list[dict[str, Any]] = []  # live samples waiting for the writer
         self._last_yield = 0.0
         use_filter = self._target.dialect == "sqlite" if hash_filter is None else hash_filter
         use_filter = use_filter and not read_only
@@ -451,6 +454,21 @@ class SqlStorage:
             self._wake.set()
         await self._let_writer_run()
 
+    def save_sample(self, row: Mapping[str, Any]) -> None:
+        """Buffer a live sample row (``run_samples``, see topicrawl.engine.samples); the
+        background writer writes it with the next batch. Past :data:`_MAX_SAMPLES` unwritten
+        samples (the database is away) the oldest is dropped.
+
+        Raises:
+            StorageError: the storage is not open or is read-only.
+        """
+        self._check_open()
+        if self._read_only:
+            raise StorageError(f"storage {self._target.display} was opened read-only")
+        if len(self._samples) >= _MAX_SAMPLES:
+            del self._samples[0]
+        self._samples.append(dict(row))
+
     async def _let_writer_run(self) -> None:
         # Saving builds the page's row on the loop (~1 us a link). A caller saving in a tight
         # loop (an import, a benchmark) would hold the loop for a whole batch (30-50 ms at 200
@@ -511,7 +529,7 @@ class SqlStorage:
             except TimeoutError:
                 pass
             self._wake.clear()
-            if self._stopping or not self._buffer:
+            if self._stopping or not (self._buffer or self._samples):
                 continue
             try:
                 await self._drain()
@@ -563,7 +581,26 @@ class SqlStorage:
                     self._buffer.restore(current.pages, current.failures)
                     raise
                 current = upcoming
+            await self._write_samples()
             self._error = None
+
+    async def _write_samples(self) -> None:
+        """Write the live samples no page batch took along, in one statement (under the
+        writer's lock)."""
+        if not self._samples:
+            return
+        taken, self._samples = self._samples, []
+
+        async def write() -> None:
+            async with self._write_engine().begin() as connection:
+                await connection.execute(insert(run_samples), taken)
+
+        try:
+            await self._attempt(f"writing {len(taken)} live samples", write)
+        except BaseException:
+            self._samples[0:0] = taken
+            del self._samples[: max(0, len(self._samples) - _MAX_SAMPLES)]
+            raise
 
     def _take_batch(self) -> _TakenBatch:
         """Take the next batch from the buffer and start preparing its rows.
@@ -611,8 +648,18 @@ class SqlStorage:
     async def _write_batch(self, batch: PreparedBatch) -> None:
         statements = self._statements
         assert statements is not None
-        async with self._write_engine().begin() as connection:
-            await write_batch(connection, statements, batch)
+        # Buffered live samples ride along in the batch's transaction: no commit of their own
+        # (an extra commit per checkpoint let distributed workers overshoot max_pages more).
+        samples, self._samples = self._samples, []
+        try:
+            async with self._write_engine().begin() as connection:
+                await write_batch(connection, statements, batch)
+                if samples:
+                    await connection.execute(insert(run_samples), samples)
+        except BaseException:
+            self._samples[0:0] = samples
+            del self._samples[: max(0, len(self._samples) - _MAX_SAMPLES)]
+            raise
 
     # -- reads -----------------------------------------------------------------------------
 

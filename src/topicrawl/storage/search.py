@@ -1,0 +1,377 @@
+"""Full-text search and keyset pagination over stored pages (the dashboard's pages list).
+
+Without words, pages come newest first by ``(fetched_at, id)``; with words, best match first
+(SQLite: FTS5's bm25 over the trigram index; PostgreSQL: ``ts_rank`` over the ``simple``
+configuration), then by id. Each answer carries an opaque cursor naming the last row
+returned; the next page starts after it (keyset pagination: a deep page costs what the
+first one does, where ``OFFSET`` would read and drop every row before it).
+
+The user's words never reach the query as syntax. SQLite: every word becomes a quoted FTS5
+string (a double quote inside is doubled), so ``OR``, ``NOT``, ``NEAR``, ``*``, ``^``, ``:``
+and parentheses are plain text, and the words are ANDed. Words go to the word index
+(unicode61); Chinese, Japanese and Korean words of three characters or more to the trigram
+index of the pages in those scripts (see :mod:`topicrawl.storage.search_index`); a shorter
+CJK word (most Chinese words have two characters) or a word of punctuation only is matched
+by ``LIKE`` (its ``%``, ``_`` and escape characters escaped), and when every word is such a
+word the search scans the pages, newest (highest id) first: fast when the word is common,
+a full scan when it is rare. PostgreSQL: the words go through ``plainto_tsquery``, which
+takes any text; CJK words are matched by ``LIKE`` there.
+
+Ranking every match of a common word costs a bm25 score per match (seconds for a word in
+most of a million pages), so a text search ranks the newest :data:`RANKED` matches that pass
+the filters, best first; a word in more pages than that gives the best of its newest
+matches; more words or filters reach older ones.
+
+While a crawl writes, the ranks of a text search shift between two requests (bm25 counts the
+documents), so a later page may repeat or skip a result; the pages list without words is
+stable apart from newly fetched pages.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Double,
+    Select,
+    TextClause,
+    bindparam,
+    cast,
+    column,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+    tuple_,
+)
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from topicrawl.storage.schema import pages
+from topicrawl.storage.search_index import CJK_TABLE, FTS_TABLE, PG_DOCUMENT, has_cjk
+
+__all__ = [
+    "MAX_LIMIT",
+    "RANKED",
+    "InvalidCursor",
+    "PageQuery",
+    "PageSummary",
+    "fts_words",
+    "search_pages",
+    "snippet_of",
+]
+
+MAX_LIMIT = 500
+RANKED = 2_000
+"""Matches a text search ranks: the newest this many that pass the filters."""
+_SNIPPET = 200  # characters of text around the first match
+_TRIGRAM = 3
+_MAX_WORDS = 16  # more words add nothing a user could tell but cost a join term each
+
+
+class InvalidCursor(ValueError):
+    """A cursor that this module did not make (or one for the other kind of search)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuery:
+    """What to look for; every field left ``None`` is no condition."""
+
+    text: str | None = None
+    host: str | None = None
+    status: int | None = None
+    min_relevance: float | None = None
+    max_relevance: float | None = None
+    since: float | None = None
+    until: float | None = None
+    run_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageSummary:
+    """One result: the page's list fields and a plain-text snippet (never escaped here)."""
+
+    id: int
+    url: str
+    title: str
+    host: str
+    status: int
+    relevance: float | None
+    score: float
+    fetched_at: float
+    snippet: str
+
+
+def fts_words(words: str) -> list[str]:
+    """The user's words, split on white space, duplicates and empties dropped, in order."""
+    seen: dict[str, None] = {}
+    for word in words.split():
+        seen.setdefault(word, None)
+    return list(seen)[:_MAX_WORDS]
+
+
+def _fts_string(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _like_pattern(word: str) -> str:
+    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def snippet_of(body: str, words: Sequence[str], *, size: int = _SNIPPET) -> str:
+    """About ``size`` characters of ``body`` around the first of ``words`` found in it (case
+    folded), else its start; white space runs become one space."""
+    lowered = body.lower()
+    found = [at for at in (lowered.find(w.lower()) for w in words) if at >= 0]
+    start = max(0, min(found) - size // 4) if found else 0
+    piece = " ".join(body[start : start + size].split())
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + size < len(body) else ""
+    return f"{prefix}{piece}{suffix}"
+
+
+def _encode_cursor(kind: str, values: Sequence[float | int]) -> str:
+    raw = json.dumps([kind, *values], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, kind: str) -> tuple[float, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        decoded = json.loads(raw)
+    except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
+        raise InvalidCursor("the cursor is not one this search made") from exc
+    if (
+        not isinstance(decoded, list)
+        or len(decoded) != 3  # kind, sort key, id
+        or decoded[0] != kind
+        or not isinstance(decoded[1], int | float)
+        or isinstance(decoded[1], bool)
+        or not isinstance(decoded[2], int)
+        or isinstance(decoded[2], bool)
+    ):
+        raise InvalidCursor("the cursor is not one this search made (or is for another search)")
+    return float(decoded[1]), decoded[2]
+
+
+def _filters(query: PageQuery) -> list[ColumnElement[bool]]:
+    conditions: list[ColumnElement[bool]] = []
+    if query.host is not None:
+        conditions.append(pages.c.host == query.host)
+    if query.status is not None:
+        conditions.append(pages.c.status == query.status)
+    if query.min_relevance is not None:
+        conditions.append(pages.c.relevance >= query.min_relevance)
+    if query.max_relevance is not None:
+        conditions.append(pages.c.relevance <= query.max_relevance)
+    if query.since is not None:
+        conditions.append(pages.c.fetched_at >= query.since)
+    if query.until is not None:
+        conditions.append(pages.c.fetched_at <= query.until)
+    if query.run_id is not None:
+        conditions.append(pages.c.run_id == query.run_id)
+    return conditions
+
+
+# Read for the (at most ``limit``) pages found, once their ids are known: a sort that carried
+# every match's text along would read the text of every match.
+_SUMMARY_COLUMNS = (
+    pages.c.id,
+    pages.c.url,
+    pages.c.title,
+    pages.c.host,
+    pages.c.status,
+    pages.c.relevance,
+    pages.c.score,
+    pages.c.fetched_at,
+    pages.c.text,
+)
+
+
+def _newest(query: PageQuery, after: str | None, limit: int) -> Select[Any]:
+    statement = select(pages.c.id, pages.c.fetched_at.label("sort_key")).where(*_filters(query))
+    if after is not None:
+        fetched_at, page_id = _decode_cursor(after, "n")
+        statement = statement.where(
+            tuple_(pages.c.fetched_at, pages.c.id) < tuple_(fetched_at, page_id)
+        )
+    return statement.order_by(pages.c.fetched_at.desc(), pages.c.id.desc()).limit(limit)
+
+
+def _scan_conditions(words: Sequence[str]) -> list[ColumnElement[bool]]:
+    conditions: list[ColumnElement[bool]] = []
+    for word in words:
+        pattern = _like_pattern(word)
+        conditions.append(
+            or_(
+                pages.c.title.like(pattern, escape="\\"),
+                pages.c.text.like(pattern, escape="\\"),
+            )
+        )
+    return conditions
+
+
+def _scan(conditions: list[ColumnElement[bool]], after: str | None, limit: int) -> Select[Any]:
+    """No word the index can look up: a scan, newest (highest id) first, rank 0 for all."""
+    statement = select(pages.c.id, literal_column("0.0").label("sort_key")).where(*conditions)
+    if after is not None:
+        _, page_id = _decode_cursor(after, "t")
+        statement = statement.where(pages.c.id < page_id)
+    return statement.order_by(pages.c.id.desc()).limit(limit)
+
+
+@dataclass(frozen=True, slots=True)
+class _Words:
+    """The user's words by how they can be looked up."""
+
+    indexed: list[str]  # words of letters or digits: the word index
+    cjk: list[str]  # Chinese, Japanese or Korean, three characters or more: the trigram index
+    scanned: list[str]  # shorter CJK words, and words of punctuation only: LIKE
+
+    @classmethod
+    def sort(cls, words: Sequence[str]) -> _Words:
+        indexed: list[str] = []
+        cjk: list[str] = []
+        scanned: list[str] = []
+        for word in words:
+            if has_cjk(word):
+                (cjk if len(word) >= _TRIGRAM else scanned).append(word)
+            elif any(ch.isalnum() for ch in word):
+                indexed.append(word)
+            else:
+                scanned.append(word)
+        return cls(indexed, cjk, scanned)
+
+
+def _fts_match(table_name: str, words: Sequence[str]) -> tuple[Any, TextClause]:
+    """The FTS5 table and its MATCH condition for ``words`` (each a quoted string, ANDed)."""
+    fts = table(table_name, column("rowid"), column("rank"))
+    parameter = f"{table_name}_query"
+    match = text(f"{table_name} MATCH :{parameter}").bindparams(
+        bindparam(parameter, " ".join(_fts_string(w) for w in words))
+    )
+    return fts, match
+
+
+def _sqlite_text(query: PageQuery, words: list[str], after: str | None, limit: int) -> Select[Any]:
+    """Best bm25 first (FTS5's rank: lower is better), then id. The word index ranks; CJK
+    words of three characters or more must match in the trigram index too."""
+    sorted_words = _Words.sort(words)
+    conditions = _filters(query) + _scan_conditions(sorted_words.scanned)
+    ranked_by = [(FTS_TABLE, sorted_words.indexed), (CJK_TABLE, sorted_words.cjk)]
+    ranked_by = [(name, found) for name, found in ranked_by if found]
+    if not ranked_by:
+        return _scan(conditions, after, limit)
+    for name, found in ranked_by[1:]:
+        fts, match = _fts_match(name, found)
+        conditions.append(pages.c.id.in_(select(fts.c.rowid).where(match)))
+    fts, match = _fts_match(*ranked_by[0])
+    # The newest RANKED matches that pass the filters, walked in the index's own rowid
+    # order (FTS5 stops there): bm25 is computed for those only, not for every match.
+    matched = (
+        select(fts.c.rowid.label("id"), cast(fts.c.rank, Double).label("sort_key"))
+        .join_from(fts, pages, pages.c.id == fts.c.rowid)
+        .where(match, *conditions)
+        .order_by(fts.c.rowid.desc())
+        .limit(RANKED)
+        .subquery("matched")
+    )
+    statement = select(matched.c.id, matched.c.sort_key)
+    if after is not None:
+        sort_key, page_id = _decode_cursor(after, "t")
+        statement = statement.where(
+            tuple_(matched.c.sort_key, matched.c.id) > tuple_(sort_key, page_id)
+        )
+    return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
+
+
+def _postgres_text(
+    query: PageQuery, words: list[str], after: str | None, limit: int
+) -> Select[Any]:
+    """Best ts_rank first (negated, so that lower is better as on SQLite), then id. The
+    ``simple`` parser keeps a run of CJK characters as one token, so CJK words are scanned."""
+    sorted_words = _Words.sort(words)
+    conditions = _filters(query) + _scan_conditions([*sorted_words.cjk, *sorted_words.scanned])
+    if not sorted_words.indexed:
+        return _scan(conditions, after, limit)
+    tsquery = func.plainto_tsquery(
+        literal_column("'simple'::regconfig"), " ".join(sorted_words.indexed)
+    )
+    document: ColumnElement[Any] = literal_column(PG_DOCUMENT)
+    # As on SQLite, the newest RANKED matches that pass the filters are ranked: ts_rank
+    # rebuilds each match's tsvector from its text, seconds for a common word otherwise.
+    matched = (
+        select(
+            pages.c.id.label("id"),
+            cast(-func.ts_rank(document, tsquery), Double).label("sort_key"),
+        )
+        .where(document.op("@@")(tsquery), *conditions)
+        .order_by(pages.c.id.desc())
+        .limit(RANKED)
+        .subquery("matched")
+    )
+    statement = select(matched.c.id, matched.c.sort_key)
+    if after is not None:
+        key, page_id = _decode_cursor(after, "t")
+        statement = statement.where(tuple_(matched.c.sort_key, matched.c.id) > tuple_(key, page_id))
+    return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
+
+
+async def search_pages(
+    engine: AsyncEngine, query: PageQuery, *, after: str | None = None, limit: int = 50
+) -> tuple[list[PageSummary], str | None]:
+    """One page of results and the opaque cursor of the next (None at the end).
+
+    Raises:
+        InvalidCursor: ``after`` was not made by this function for the same kind of search
+            (with words, or without).
+        ValueError: ``limit`` is not between 1 and :data:`MAX_LIMIT`.
+    """
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    words = fts_words(query.text or "")
+    # One row more than asked for tells whether there is a next page.
+    if not words:
+        kind, statement = "n", _newest(query, after, limit + 1)
+    elif engine.dialect.name == "sqlite":
+        kind, statement = "t", _sqlite_text(query, words, after, limit + 1)
+    else:
+        kind, statement = "t", _postgres_text(query, words, after, limit + 1)
+    async with engine.connect() as connection:
+        keys = (await connection.execute(statement)).all()
+        more = len(keys) > limit
+        keys = keys[:limit]
+        ids = [int(key.id) for key in keys]
+        details = (
+            (await connection.execute(select(*_SUMMARY_COLUMNS).where(pages.c.id.in_(ids)))).all()
+            if ids
+            else []
+        )
+    by_id = {int(row.id): row for row in details}
+    rows = [by_id[page_id] for page_id in ids if page_id in by_id]
+    found = [
+        PageSummary(
+            id=int(row.id),
+            url=row.url,
+            title=row.title,
+            host=row.host or "",
+            status=int(row.status),
+            relevance=row.relevance,
+            score=float(row.score),
+            fetched_at=float(row.fetched_at),
+            snippet=snippet_of(row.text, words),
+        )
+        for row in rows
+    ]
+    if not more or not keys:
+        return found, None
+    last = keys[-1]
+    return found, _encode_cursor(kind, [float(last.sort_key), int(last.id)])

@@ -1,0 +1,108 @@
+"""The full-text index over pages' titles and texts (schema version 6), one per dialect.
+
+SQLite: two FTS5 tables with external content (the text stays in ``pages`` only), kept
+current by triggers on ``pages``:
+
+- ``pages_fts``, FTS5's ``unicode61`` tokenizer (accents folded), over every page: words.
+- ``pages_fts_cjk``, the ``trigram`` tokenizer, over the pages with Chinese, Japanese or
+  Korean characters only. unicode61 makes one token of a whole run of such characters (they
+  have no spaces), so "人民" could never match "中华人民共和国"; trigram indexes every three
+  characters and matches any substring of three or more. It is kept to those pages because
+  on every page it costs too much: on 10,000 rows cut from the Java docs, trigram took 13 x
+  unicode61's build time (16 s against 1.2 s) and 8 x its size (31 MB against 4 MB), and a
+  crawl of the Java docs with it on every page stored half its pages/s (49 against 92 without
+  an index, see benchmarks/dashboard/README.md). Shorter CJK words are matched by a scan (see
+  :mod:`topicrawl.storage.search`).
+
+The update trigger skips an upsert that leaves the title and text as they were (a page
+fetched again unchanged). Rows of ``pages_fts_cjk`` are added and deleted under the same
+condition, so its external-content index never holds a row it did not get.
+
+PostgreSQL: a GIN index on ``to_tsvector('simple', title || ' ' || text)``; the query must
+spell the expression exactly so (:data:`PG_DOCUMENT`) for the index to serve it.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, text
+
+__all__ = [
+    "CJK_TABLE",
+    "FTS_TABLE",
+    "PG_DOCUMENT",
+    "create_search_index",
+    "drop_search_index",
+    "has_cjk",
+]
+
+FTS_TABLE = "pages_fts"
+CJK_TABLE = "pages_fts_cjk"
+PG_DOCUMENT = "to_tsvector('simple'::regconfig, title || ' ' || text)"
+
+# Hiragana, katakana, CJK ideographs (extension A and the main block), Hangul syllables, CJK
+# compatibility ideographs: the scripts written without spaces between words.
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+_CJK_CLASS = "[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES) + "]"
+
+
+def has_cjk(word: str) -> bool:
+    """Whether ``word`` has a character of a script written without spaces."""
+    return any(a <= ord(ch) <= b for ch in word for a, b in _CJK_RANGES)
+
+
+def _cjk(row: str) -> str:
+    return f"({row}.title GLOB '*{_CJK_CLASS}*' OR {row}.text GLOB '*{_CJK_CLASS}*')"
+
+
+def _add(table: str, *, when: str | None = None) -> str:
+    values = "new.id, new.title, new.text"
+    if when is None:
+        return f"INSERT INTO {table}(rowid, title, text) VALUES ({values});"
+    return f"INSERT INTO {table}(rowid, title, text) SELECT {values} WHERE {when};"
+
+
+def _remove(table: str, *, when: str | None = None) -> str:
+    values = "'delete', old.id, old.title, old.text"
+    if when is None:
+        return f"INSERT INTO {table}({table}, rowid, title, text) VALUES ({values});"
+    return f"INSERT INTO {table}({table}, rowid, title, text) SELECT {values} WHERE {when};"
+
+
+_SQLITE = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(title, text, content='pages', "
+    "content_rowid='id', tokenize='unicode61 remove_diacritics 2')",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {CJK_TABLE} USING fts5(title, text, content='pages', "
+    "content_rowid='id', tokenize='trigram')",
+    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_insert AFTER INSERT ON pages BEGIN "
+    f"{_add(FTS_TABLE)} {_add(CJK_TABLE, when=_cjk('new'))} END",
+    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_delete AFTER DELETE ON pages BEGIN "
+    f"{_remove(FTS_TABLE)} {_remove(CJK_TABLE, when=_cjk('old'))} END",
+    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_update AFTER UPDATE OF title, text ON pages "
+    "WHEN old.title IS NOT new.title OR old.text IS NOT new.text BEGIN "
+    f"{_remove(FTS_TABLE)} {_remove(CJK_TABLE, when=_cjk('old'))} "
+    f"{_add(FTS_TABLE)} {_add(CJK_TABLE, when=_cjk('new'))} END",
+    # Index the pages already stored ('rebuild' would put every page in the CJK table too).
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
+    f"INSERT INTO {CJK_TABLE}(rowid, title, text) SELECT id, title, text FROM pages AS old "
+    f"WHERE {_cjk('old')}",
+)
+
+_POSTGRES = (f"CREATE INDEX IF NOT EXISTS ix_pages_fulltext ON pages USING GIN ({PG_DOCUMENT})",)
+
+
+def create_search_index(connection: Connection) -> None:
+    """Create the dialect's full-text index over ``pages`` and index the stored pages."""
+    statements = _SQLITE if connection.dialect.name == "sqlite" else _POSTGRES
+    for statement in statements:
+        connection.execute(text(statement))
+
+
+def drop_search_index(connection: Connection) -> None:
+    """Remove the full-text index (its write cost is measured against a crawl without it)."""
+    if connection.dialect.name == "sqlite":
+        for trigger in ("insert", "delete", "update"):
+            connection.execute(text(f"DROP TRIGGER IF EXISTS {FTS_TABLE}_{trigger}"))
+        connection.execute(text(f"DROP TABLE IF EXISTS {FTS_TABLE}"))
+        connection.execute(text(f"DROP TABLE IF EXISTS {CJK_TABLE}"))
+    else:
+        connection.execute(text("DROP INDEX IF EXISTS ix_pages_fulltext"))
