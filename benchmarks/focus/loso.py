@@ -88,6 +88,17 @@ CANDIDATES: tuple[Candidate, ...] = (
         "no-site-fitted",
         {"template_pages": 0, "family_yield": False, "directory_prior": 0.0},
     ),
+    # Session 14: the four features that did not survive session 13's selection and were
+    # still on by default, all off together.
+    Candidate(
+        "no-unsurviving",
+        {
+            "template_pages": 0,
+            "family_yield": False,
+            "block_links": 0,
+            "rescore_waiting": False,
+        },
+    ),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -108,6 +119,7 @@ FEATURES: dict[str, str] = {
     "decay 0.5 (against 0.3)": "decay-0.3",
     "all of the site-fitted link features together": "bare",
     "templates, families and directory discount together": "no-site-fitted",
+    "templates, families, block dilution and re-scoring together": "no-unsurviving",
 }
 """Today's features (and numeric settings) -> the candidate without them."""
 

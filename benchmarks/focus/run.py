@@ -333,9 +333,10 @@ def code_version() -> str:
         capture_output=True,
         check=True,
     ).stdout
+    version = tree[:20]
     if diff:
-        tree += "+" + hashlib.sha1(diff, usedforsecurity=False).hexdigest()[:10]
-    return tree[:20]
+        version += "+" + hashlib.sha1(diff, usedforsecurity=False).hexdigest()[:10]
+    return version
 
 
 async def site_graph(
