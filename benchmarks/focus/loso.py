@@ -99,6 +99,24 @@ CANDIDATES: tuple[Candidate, ...] = (
             "rescore_waiting": False,
         },
     ),
+    # Session 14: new link evidence, each set before any grid crawl of it (the values were
+    # tried on git-others, sqlite-internals, java-network and java-time only).
+    Candidate("compound-words", {"compound_words": 3}),
+    Candidate("siblings", {"sibling_yield": 0.5, "sibling_prior": 3.0}),
+    Candidate("siblings-strong", {"sibling_yield": 1.0, "sibling_prior": 1.0}),
+    Candidate(
+        "compound-siblings", {"compound_words": 3, "sibling_yield": 1.0, "sibling_prior": 1.0}
+    ),
+    Candidate(
+        "no-unsurviving+compound",
+        {
+            "template_pages": 0,
+            "family_yield": False,
+            "block_links": 0,
+            "rescore_waiting": False,
+            "compound_words": 3,
+        },
+    ),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -121,6 +139,13 @@ FEATURES: dict[str, str] = {
     "templates, families and directory discount together": "no-site-fitted",
     "templates, families, block dilution and re-scoring together": "no-unsurviving",
 }
+NEW_FEATURES: dict[str, str] = {
+    "compound words (compound_words=3)": "compound-words",
+    "block yield (sibling_yield=0.5, prior 3)": "siblings",
+    "block yield (sibling_yield=1, prior 1)": "siblings-strong",
+    "compound words and block yield (1, prior 1)": "compound-siblings",
+}
+"""Session 14's new options -> the candidate with them (judged against the defaults)."""
 """Today's features (and numeric settings) -> the candidate without them."""
 
 

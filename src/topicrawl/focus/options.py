@@ -110,6 +110,18 @@ class FocusedOptions(StrategyOptions):
             the link takes the better score: a file name the topic lacks (``Phaser``) no
             longer drowns a directory that names it. Measured (F90/oracle, template links
             on): Java 2.15 -> 1.92, Python 1.51 -> 1.46, demo 5.44 -> 4.73.
+        compound_words: the keywords' words of at least this many letters, found inside
+            the longer words of a link's anchor, URL or block text, count as said there
+            (``git-cvsimport`` names ``CVS`` and ``import``; ``atomiccommit.html``,
+            ``lockingv3.html``), see :class:`~topicrawl.focus.compounds.CompoundWords`;
+            0: off (the default).
+        sibling_yield, sibling_prior, sibling_links: a link's anchor score is at least ``sibling_yield``
+            times the yield of the link blocks that list it: how many of the pages the same
+            list links to turned out relevant, above the crawl's share, shrunk by
+            ``sibling_prior`` pseudo-pages (see :class:`~topicrawl.focus.siblings.BlockYield`);
+            when a crawled page raises a block's yield, the block's waiting links are scored
+            again. Only blocks of 2 to ``sibling_links`` links count (a list of hundreds is an
+            index of the site, not a grouping by subject). 0: off (the default).
         template_pages, template_links, template_inherited: a block of at least
             ``template_links`` links whose extended anchor text has been seen on
             ``template_pages`` pages of the host is the site's template (navigation bar,
@@ -274,6 +286,10 @@ class FocusedOptions(StrategyOptions):
     link_words: bool = True
     block_links: int = 20
     directory_words: bool = True
+    compound_words: int = 0
+    sibling_yield: float = 0.0
+    sibling_prior: float = 1.0
+    sibling_links: int = 50
     family_yield: bool = True
     family_prior: float = 1.0
     directory_prior: float = 0.0
@@ -350,6 +366,7 @@ class FocusedOptions(StrategyOptions):
             "template_inherited",
             "template_similarity",
             "embedding_threshold",
+            "sibling_yield",
         )
         _require(
             self.auto_judge in AUTO_JUDGES,
@@ -358,6 +375,9 @@ class FocusedOptions(StrategyOptions):
         )
         _require(self.max_candidates >= 0, "max_candidates must be >= 0")
         _require(self.block_links >= 0, "block_links must be >= 0")
+        _require(self.compound_words >= 0, "compound_words must be >= 0")
+        _require(self.sibling_prior > 0.0, "sibling_prior must be > 0")
+        _require(self.sibling_links >= 2, "sibling_links must be >= 2")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")
         _require(self.rescore_budget >= 0, "rescore_budget must be >= 0")

@@ -855,3 +855,24 @@ def test_a_rescore_budget_takes_the_waiting_links_in_turn() -> None:
     assert turns(0) == [["0", "1", "2", "3", "4"], [], []]
     with pytest.raises(ConfigError, match="rescore_budget"):
         _focused(rescore_budget=-1)
+
+
+def test_focused_compound_words_find_the_topic_inside_a_glued_url_word() -> None:
+    links = [Link("http://a/webcrawler.html", "webcrawler", block=0, block_text="webcrawler")]
+    page = _page("http://a/", "nothing here", links)
+    plain = _focused()
+    off = _by_url(plain.on_page(page).requests)
+    on = _by_url(_focused(compound_words=3).on_page(page).requests)
+    # Off: "webcrawler" shares no term with "crawler": the link scores 0 (the page is not
+    # relevant, so it inherits nothing) and is held back under the link threshold.
+    assert "http://a/webcrawler.html" not in off
+    assert "http://a/webcrawler.html" in plain.candidates
+    # On: the block text "webcrawler" reads "webcrawler crawler" (cosine 1 / sqrt(2) to
+    # "crawler", every IDF equal), better than the link's own words "webcrawler webcrawler
+    # crawler" (1 / sqrt(5)).
+    assert on["http://a/webcrawler.html"].reasons["anchor"] == pytest.approx(1 / math.sqrt(2))
+
+
+def test_focused_compound_words_must_not_be_negative() -> None:
+    with pytest.raises(ConfigError, match="compound_words"):
+        _focused(compound_words=-1)
