@@ -115,13 +115,14 @@ class FocusedOptions(StrategyOptions):
             (``git-cvsimport`` names ``CVS`` and ``import``; ``atomiccommit.html``,
             ``lockingv3.html``), see :class:`~topicrawl.focus.compounds.CompoundWords`;
             0: off (the default).
-        sibling_yield, sibling_prior, sibling_links: a link's anchor score is at least ``sibling_yield``
-            times the yield of the link blocks that list it: how many of the pages the same
-            list links to turned out relevant, above the crawl's share, shrunk by
-            ``sibling_prior`` pseudo-pages (see :class:`~topicrawl.focus.siblings.BlockYield`);
-            when a crawled page raises a block's yield, the block's waiting links are scored
-            again. Only blocks of 2 to ``sibling_links`` links count (a list of hundreds is an
-            index of the site, not a grouping by subject). 0: off (the default).
+        sibling_yield, sibling_prior, sibling_links: a link's anchor score is at least
+            ``sibling_yield`` times the yield of the link blocks that list it: how many of
+            the pages the same list links to turned out relevant, above the crawl's share,
+            shrunk by ``sibling_prior`` pseudo-pages (see
+            :class:`~topicrawl.focus.siblings.BlockYield`); when a crawled page raises a
+            block's yield, the block's waiting links are scored again. Only blocks of 2 to
+            ``sibling_links`` links count (a list of hundreds is an index of the site, not a
+            grouping by subject). 0: off (the default).
         template_pages, template_links, template_inherited: a block of at least
             ``template_links`` links whose extended anchor text has been seen on
             ``template_pages`` pages of the host is the site's template (navigation bar,

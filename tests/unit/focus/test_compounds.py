@@ -12,7 +12,8 @@ def test_finds_the_keyword_words_inside_longer_words() -> None:
     assert words.words == ("subversion", "cvs", "import", "export", "mail")
     assert words.expand("git-cvsimport(1)") == "git-cvsimport(1) cvs import"
     # Each word once, in the order found; the text itself is kept as it was.
-    assert words.expand("CVSExportCommit cvsimport") == "CVSExportCommit cvsimport cvs export import"
+    expanded = words.expand("CVSExportCommit cvsimport")
+    assert expanded == "CVSExportCommit cvsimport cvs export import"
 
 
 def test_leaves_exact_and_inflected_words_alone() -> None:
