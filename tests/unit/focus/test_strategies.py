@@ -876,3 +876,34 @@ def test_focused_compound_words_find_the_topic_inside_a_glued_url_word() -> None
 def test_focused_compound_words_must_not_be_negative() -> None:
     with pytest.raises(ConfigError, match="compound_words"):
         _focused(compound_words=-1)
+
+
+def test_focused_sibling_yield_lifts_the_waiting_links_of_a_block_that_proved_relevant() -> None:
+    toc = "one | two | three"
+    links = [
+        Link(f"http://a/{name}.html", name, block=0, block_text=toc)
+        for name in ("one", "two", "three")
+    ]
+    strategy = _focused(adaptive=False, evolve=False, sibling_yield=1.0, sibling_prior=1.0)
+    # The list's anchors and URLs do not name the topic, the page is not relevant: every
+    # link scores 0 and is held back.
+    assert strategy.on_page(_page("http://a/", "nothing here", links)).requests == ()
+    result = strategy.on_page(_page("http://a/one.html", "crawler crawler"))
+    assert result.relevant
+    # Crawled: 1 relevant of 2, base 0.5; the list: 1 of 1 relevant, prior 1:
+    # (1 - 0.5) / (1 + 1) / (1 - 0.5) = 0.5. Its waiting links: anchor 0.5, inherited 0,
+    # priority 0.5 * 0 + 0.5 * 0.5 = 0.25.
+    raised = _by_url(result.requests)
+    assert set(raised) == {"http://a/two.html", "http://a/three.html"}
+    assert raised["http://a/two.html"].score == pytest.approx(0.25)
+    assert raised["http://a/two.html"].reasons["siblings"] == pytest.approx(0.5)
+    plain = _focused(adaptive=False, evolve=False)
+    plain.on_page(_page("http://a/", "nothing here", links))
+    assert plain.on_page(_page("http://a/one.html", "crawler crawler")).requests == ()
+
+
+def test_focused_sibling_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="sibling_yield"):
+        _focused(sibling_yield=1.5)
+    with pytest.raises(ConfigError, match="sibling_links"):
+        _focused(sibling_links=1)
