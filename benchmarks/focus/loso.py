@@ -139,13 +139,17 @@ FEATURES: dict[str, str] = {
     "templates, families and directory discount together": "no-site-fitted",
     "templates, families, block dilution and re-scoring together": "no-unsurviving",
 }
-NEW_FEATURES: dict[str, str] = {
-    "compound words (compound_words=3)": "compound-words",
-    "block yield (sibling_yield=0.5, prior 3)": "siblings",
-    "block yield (sibling_yield=1, prior 1)": "siblings-strong",
-    "compound words and block yield (1, prior 1)": "compound-siblings",
+NEW_FEATURES: dict[str, tuple[str, str]] = {
+    "compound words (compound_words=3)": ("compound-words", "defaults"),
+    "block yield (sibling_yield=0.5, prior 3)": ("siblings", "defaults"),
+    "block yield (sibling_yield=1, prior 1)": ("siblings-strong", "defaults"),
+    "compound words and block yield (1, prior 1)": ("compound-siblings", "defaults"),
+    "compound words, the four unsurviving features off": (
+        "no-unsurviving+compound",
+        "no-unsurviving",
+    ),
 }
-"""Session 14's new options -> the candidate with them (judged against the defaults)."""
+"""Session 14's new options -> (the candidate with them, the candidate without them)."""
 """Today's features (and numeric settings) -> the candidate without them."""
 
 
@@ -189,14 +193,14 @@ class SiteTopics:
 
 
 async def load_sites(
-    names: Sequence[str], workdir: Path, log: Callable[[str], None]
+    names: Sequence[str], workdir: Path, log: Callable[[str], None], version: str = ""
 ) -> list[SiteTopics]:
     """Every site's topics, relevant sets and oracle F90 (crawl graphs from the cache)."""
     out = []
     for name in names:
         real = run.REAL_SITES[name]
         site = real.site()
-        graph, _ = await run.site_graph(site, workdir, log)
+        graph, _ = await run.site_graph(site, workdir, log, version)
         topics = real.make_topics(graph)
         oracle = {}
         for topic in topics:
@@ -426,14 +430,14 @@ def report(
     lines += rows
     lines += [
         "",
-        "### New options, judged leave-one-site-out (the option against the defaults)",
+        "### New options, judged leave-one-site-out (the option against the setting without it)",
         "",
         "| option | in-sample with / without | helps on | hurts on | left-out, LOSO choice "
         "/ never | survives |",
         "|---|---|---|---|---|---|",
     ]
     rows, summary["new_features"] = _verdicts(
-        table, site_of, present, [(f, on, "defaults") for f, on in NEW_FEATURES.items()]
+        table, site_of, present, [(f, on, off) for f, (on, off) in NEW_FEATURES.items()]
     )
     lines += rows
     summary["per_site"] = {
@@ -536,6 +540,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--only", default="", help="crawl only these candidates (comma-separated)")
     parser.add_argument(
+        "--version",
+        default="",
+        help="report (with --report-only) the grid of this code version instead of the current",
+    )
+    parser.add_argument(
         "--baselines-from",
         default="",
         metavar="VERSION",
@@ -564,11 +573,13 @@ async def main(argv: Sequence[str] | None = None) -> None:
     def log(message: str) -> None:
         print(f"[{time.perf_counter() - started:6.0f} s] {message}", file=sys.stderr, flush=True)
 
-    version = run.code_version()
+    version = args.version or run.code_version()
+    if args.version and not args.report_only:
+        parser.error("--version reports an earlier grid: use it with --report-only")
     run.ensure_docsweb()
     with tempfile.TemporaryDirectory(prefix="focus-loso-") as tmp:
         workdir = Path(tmp)
-        sites = await load_sites(names, workdir, log)
+        sites = await load_sites(names, workdir, log, version)
         if args.one_keyword:
             for base in (c for c in CANDIDATES if c.name in only):
                 frozen = dataclasses.replace(

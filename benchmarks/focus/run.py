@@ -340,10 +340,11 @@ def code_version() -> str:
 
 
 async def site_graph(
-    site: Site, workdir: Path, log: Callable[[str], None]
+    site: Site, workdir: Path, log: Callable[[str], None], version: str = ""
 ) -> tuple[CrawlGraph, list[str]]:
-    """The site's crawl graph and BFS fetch order, from the cache or a complete BFS crawl."""
-    cache = OUT / "cache" / f"graph-{site.name}-{code_version()}.json"
+    """The site's crawl graph and BFS fetch order, from the cache (of ``version``, by default
+    the current code's) or a complete BFS crawl."""
+    cache = OUT / "cache" / f"graph-{site.name}-{version or code_version()}.json"
     if site.name != "demo" and cache.exists():
         saved = json.loads(cache.read_text(encoding="utf-8"))
         graph = CrawlGraph(
