@@ -88,6 +88,35 @@ CANDIDATES: tuple[Candidate, ...] = (
         "no-site-fitted",
         {"template_pages": 0, "family_yield": False, "directory_prior": 0.0},
     ),
+    # Session 14: the four features that did not survive session 13's selection and were
+    # still on by default, all off together.
+    Candidate(
+        "no-unsurviving",
+        {
+            "template_pages": 0,
+            "family_yield": False,
+            "block_links": 0,
+            "rescore_waiting": False,
+        },
+    ),
+    # Session 14: new link evidence, each set before any grid crawl of it (the values were
+    # tried on git-others, sqlite-internals, java-network and java-time only).
+    Candidate("compound-words", {"compound_words": 3}),
+    Candidate("siblings", {"sibling_yield": 0.5, "sibling_prior": 3.0}),
+    Candidate("siblings-strong", {"sibling_yield": 1.0, "sibling_prior": 1.0}),
+    Candidate(
+        "compound-siblings", {"compound_words": 3, "sibling_yield": 1.0, "sibling_prior": 1.0}
+    ),
+    Candidate(
+        "no-unsurviving+compound",
+        {
+            "template_pages": 0,
+            "family_yield": False,
+            "block_links": 0,
+            "rescore_waiting": False,
+            "compound_words": 3,
+        },
+    ),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -108,7 +137,19 @@ FEATURES: dict[str, str] = {
     "decay 0.5 (against 0.3)": "decay-0.3",
     "all of the site-fitted link features together": "bare",
     "templates, families and directory discount together": "no-site-fitted",
+    "templates, families, block dilution and re-scoring together": "no-unsurviving",
 }
+NEW_FEATURES: dict[str, tuple[str, str]] = {
+    "compound words (compound_words=3)": ("compound-words", "defaults"),
+    "block yield (sibling_yield=0.5, prior 3)": ("siblings", "defaults"),
+    "block yield (sibling_yield=1, prior 1)": ("siblings-strong", "defaults"),
+    "compound words and block yield (1, prior 1)": ("compound-siblings", "defaults"),
+    "compound words, the four unsurviving features off": (
+        "no-unsurviving+compound",
+        "no-unsurviving",
+    ),
+}
+"""Session 14's new options -> (the candidate with them, the candidate without them)."""
 """Today's features (and numeric settings) -> the candidate without them."""
 
 
@@ -152,14 +193,14 @@ class SiteTopics:
 
 
 async def load_sites(
-    names: Sequence[str], workdir: Path, log: Callable[[str], None]
+    names: Sequence[str], workdir: Path, log: Callable[[str], None], version: str = ""
 ) -> list[SiteTopics]:
     """Every site's topics, relevant sets and oracle F90 (crawl graphs from the cache)."""
     out = []
     for name in names:
         real = run.REAL_SITES[name]
         site = real.site()
-        graph, _ = await run.site_graph(site, workdir, log)
+        graph, _ = await run.site_graph(site, workdir, log, version)
         topics = real.make_topics(graph)
         oracle = {}
         for topic in topics:
@@ -234,7 +275,11 @@ def gather(
     candidates: Sequence[Candidate],
     version: str,
     transform: Callable[[run.Topic], run.Topic] = lambda t: t,
+    baselines_from: str = "",
 ) -> Table:
+    """The grid's scores at ``version``; the baselines (candidates that are never chosen:
+    shark, best-first) that ``version`` lacks are read at ``baselines_from`` if given (their
+    code may be unchanged between the two: say so where the numbers are reported)."""
     grid = read_grid()
     table = Table({}, set(), {})
     for candidate in candidates:
@@ -243,6 +288,9 @@ def gather(
             for original in entry.topics:
                 topic = transform(original)
                 record = grid.get(cache_key(version, candidate, topic, entry.site.budget))
+                if record is None and baselines_from and not candidate.selectable:
+                    key = cache_key(baselines_from, candidate, topic, entry.site.budget)
+                    record = grid.get(key)
                 if record is None:
                     continue
                 oracle = entry.oracle[topic.id]
@@ -265,9 +313,12 @@ def _fmt(table: Table, setting: str, topics: Sequence[str]) -> str:
 
 
 def report(
-    sites: Sequence[SiteTopics], candidates: Sequence[Candidate], version: str
+    sites: Sequence[SiteTopics],
+    candidates: Sequence[Candidate],
+    version: str,
+    baselines_from: str = "",
 ) -> tuple[str, dict[str, Any]]:
-    table = gather(sites, candidates, version)
+    table = gather(sites, candidates, version, baselines_from=baselines_from)
     site_of = {t.id: e.site.name for e in sites for t in e.topics}
     selectable = [c.name for c in candidates if c.selectable]
     present = [c for c in selectable if len(table.scores.get(c, {})) == len(site_of)]
@@ -373,11 +424,44 @@ def report(
         "/ never | survives |",
         "|---|---|---|---|---|---|",
     ]
-    verdicts = {}
-    for feature, without in FEATURES.items():
-        if without not in present or "defaults" not in present:
+    rows, summary["features"] = _verdicts(
+        table, site_of, present, [(f, "defaults", off) for f, off in FEATURES.items()]
+    )
+    lines += rows
+    lines += [
+        "",
+        "### New options, judged leave-one-site-out (the option against the setting without it)",
+        "",
+        "| option | in-sample with / without | helps on | hurts on | left-out, LOSO choice "
+        "/ never | survives |",
+        "|---|---|---|---|---|---|",
+    ]
+    rows, summary["new_features"] = _verdicts(
+        table, site_of, present, [(f, on, off) for f, (on, off) in NEW_FEATURES.items()]
+    )
+    lines += rows
+    summary["per_site"] = {
+        site: {
+            "left_out": geomean(held[t] for t in ids),
+            "defaults": geomean(table.scores["defaults"][t] for t in ids),
+        }
+        for site, ids in topics_of.items()
+    }
+    return "\n".join(lines) + "\n", summary
+
+
+def _verdicts(
+    table: Table,
+    site_of: Mapping[str, str],
+    present: Sequence[str],
+    pairs: Sequence[tuple[str, str, str]],
+) -> tuple[list[str], dict[str, Any]]:
+    """Table rows and a summary of each (feature, setting with it, setting without it)."""
+    lines, verdicts = [], {}
+    for feature, on, off in pairs:
+        if on not in present or off not in present:
             continue
-        v = feature_verdict(table.scores, site_of, "defaults", without)
+        v = feature_verdict(table.scores, site_of, on, off)
         verdicts[feature] = {
             "in_sample": v.in_sample,
             "sites_helped": v.sites_helped,
@@ -390,15 +474,7 @@ def report(
             f"{', '.join(v.sites_helped) or '-'} | {', '.join(v.sites_hurt) or '-'} | "
             f"{v.held_out[0]:.3f} / {v.held_out[1]:.3f} | {'yes' if v.survives else '**no**'} |"
         )
-    summary["features"] = verdicts
-    summary["per_site"] = {
-        site: {
-            "left_out": geomean(held[t] for t in ids),
-            "defaults": geomean(table.scores["defaults"][t] for t in ids),
-        }
-        for site, ids in topics_of.items()
-    }
-    return "\n".join(lines) + "\n", summary
+    return lines, verdicts
 
 
 def update_report(
@@ -464,6 +540,18 @@ async def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--only", default="", help="crawl only these candidates (comma-separated)")
     parser.add_argument(
+        "--version",
+        default="",
+        help="report (with --report-only) the grid of this code version instead of the current",
+    )
+    parser.add_argument(
+        "--baselines-from",
+        default="",
+        metavar="VERSION",
+        help="report shark and best-first from this code version where the current one lacks "
+        "them (when their code did not change)",
+    )
+    parser.add_argument(
         "--report-only", action="store_true", help="crawl nothing, report what is cached"
     )
     parser.add_argument(
@@ -485,11 +573,13 @@ async def main(argv: Sequence[str] | None = None) -> None:
     def log(message: str) -> None:
         print(f"[{time.perf_counter() - started:6.0f} s] {message}", file=sys.stderr, flush=True)
 
-    version = run.code_version()
+    version = args.version or run.code_version()
+    if args.version and not args.report_only:
+        parser.error("--version reports an earlier grid: use it with --report-only")
     run.ensure_docsweb()
     with tempfile.TemporaryDirectory(prefix="focus-loso-") as tmp:
         workdir = Path(tmp)
-        sites = await load_sites(names, workdir, log)
+        sites = await load_sites(names, workdir, log, version)
         if args.one_keyword:
             for base in (c for c in CANDIDATES if c.name in only):
                 frozen = dataclasses.replace(
@@ -503,7 +593,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         if not args.report_only:
             wanted = [c for c in CANDIDATES if not only or c.name in only]
             await fill(sites, wanted, version, workdir, log)
-        text, summary = report(sites, CANDIDATES, version)
+        text, summary = report(sites, CANDIDATES, version, args.baselines_from)
         chosen = summary.get("left_out_choice")
         if chosen and not args.no_update_check:
             if not args.report_only:
@@ -518,10 +608,16 @@ async def main(argv: Sequence[str] | None = None) -> None:
             extra, counts = update_report(sites, CANDIDATES, version, chosen)
             text += "\n" + extra
             summary["update_vs_frozen"] = counts
+    baselines = (
+        f" (shark and best-first from code version {args.baselines_from} where {version} "
+        "lacks them)"
+        if args.baselines_from
+        else ""
+    )
     header = (
         f"Run {time.strftime('%Y-%m-%d %H:%M')}, {time.perf_counter() - started:.0f} s (the grid "
-        f"from `out/grid.json`, code version {version}), {run.CONCURRENCY} request in flight, "
-        f"load average {os.getloadavg()[0]:.1f}.\n\n"
+        f"from `out/grid.json`, code version {version}{baselines}), {run.CONCURRENCY} request "
+        f"in flight, load average {os.getloadavg()[0]:.1f}.\n\n"
     )
     (run.OUT / "loso.md").write_text(header + text, encoding="utf-8")
     (run.OUT / "loso.json").write_text(

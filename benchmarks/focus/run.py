@@ -333,16 +333,18 @@ def code_version() -> str:
         capture_output=True,
         check=True,
     ).stdout
+    version = tree[:20]
     if diff:
-        tree += "+" + hashlib.sha1(diff, usedforsecurity=False).hexdigest()[:10]
-    return tree[:20]
+        version += "+" + hashlib.sha1(diff, usedforsecurity=False).hexdigest()[:10]
+    return version
 
 
 async def site_graph(
-    site: Site, workdir: Path, log: Callable[[str], None]
+    site: Site, workdir: Path, log: Callable[[str], None], version: str = ""
 ) -> tuple[CrawlGraph, list[str]]:
-    """The site's crawl graph and BFS fetch order, from the cache or a complete BFS crawl."""
-    cache = OUT / "cache" / f"graph-{site.name}-{code_version()}.json"
+    """The site's crawl graph and BFS fetch order, from the cache (of ``version``, by default
+    the current code's) or a complete BFS crawl."""
+    cache = OUT / "cache" / f"graph-{site.name}-{version or code_version()}.json"
     if site.name != "demo" and cache.exists():
         saved = json.loads(cache.read_text(encoding="utf-8"))
         graph = CrawlGraph(

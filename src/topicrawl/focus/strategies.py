@@ -18,6 +18,7 @@ from topicrawl.core.errors import ConfigError
 from topicrawl.core.lazy import LazyModule
 from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyResult
 from topicrawl.core.protocols import Strategy, TextAnalyzer
+from topicrawl.focus.compounds import CompoundWords
 from topicrawl.focus.evolve import update_topic
 from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
 from topicrawl.focus.learner import LinkLearner, blend
@@ -49,6 +50,7 @@ from topicrawl.focus.relevance import (
     parse_topic,
     unsplittable_keywords,
 )
+from topicrawl.focus.siblings import BlockYield
 from topicrawl.focus.state import LearnedState, TopicHistory
 from topicrawl.focus.stemming import PageTerms
 from topicrawl.focus.threshold import ThresholdController, judge_all, sample_precision
@@ -321,7 +323,13 @@ class FocusedStrategy(_Scoring):
             UrlDirectories(prior=options.directory_prior) if options.directory_prior else None
         )
         self.waiting = WaitingLinks()
+        self.compounds = CompoundWords(
+            (k for t in topics for k in t.keywords), min_length=options.compound_words
+        )
         self.hindsight = TemplateHindsight()
+        self.siblings = (
+            BlockYield(prior=options.sibling_prior) if options.sibling_yield > 0.0 else None
+        )
         self._lowered: list[tuple[str, float]] = []  # by a topic update, for the frontier
         self._rescore_from = 0  # where the next budgeted re-scoring of waiting links starts
         self._update = options.update_settings()
@@ -464,13 +472,15 @@ class FocusedStrategy(_Scoring):
             decay=o.decay,
         )
         learned = self._observe_outcome(page, relevant=relevant)
+        requests: list[Request] = []
+        if self.siblings is not None:
+            requests.extend(self._siblings_of(page, links, texts, template, relevant=relevant))
         if page.duplicate_of is None and "seed" not in page.reasons:  # a seed is one already
             self.promotion.consider(
                 page.final_url or page.url, relevant=relevant, hub=hub, importance=importance
             )
         self._count_family(page, similarity)
         host = _host_of(page)
-        requests: list[Request] = []
         scored: list[tuple[Link, Request]] = []
         for link in links:
             anchor = anchors[link.url]
@@ -479,9 +489,10 @@ class FocusedStrategy(_Scoring):
             directory = 1.0 if self.directories is None else self.directories.factor(link.url)
             passed_on *= directory
             family = self._family_yield(link.url, template=link.block in template)
+            siblings = self._sibling_yield(link.url)
             score = link_priority(
                 inherited=passed_on,
-                anchor=max(anchor, family),
+                anchor=max(anchor, family, siblings),
                 inherited_weight=o.inherited_weight,
             )
             reasons = {
@@ -494,6 +505,8 @@ class FocusedStrategy(_Scoring):
             }
             if o.family_yield:
                 reasons["family"] = family
+            if self.siblings is not None:
+                reasons["siblings"] = siblings
             if self.directories is not None:
                 reasons["directory"] = directory
             if link.block in template:
@@ -599,7 +612,7 @@ class FocusedStrategy(_Scoring):
 
     def _queue(self, request: Request, requests: list[Request]) -> bool:
         """Queue ``request`` if it clears the link threshold (``True``), else hold it back."""
-        if self.focused.rescore_waiting or self.learner is not None:
+        if self.focused.rescore_waiting or self.learner is not None or self.siblings is not None:
             self.waiting.wait(request)
         if request.score >= self.link_threshold:
             self.candidates.discard(request.url)
@@ -620,6 +633,65 @@ class FocusedStrategy(_Scoring):
             self.families.observe(page.final_url or page.url, similarity)
         if self.directories is not None:
             self.directories.observe(page.final_url or page.url, similarity)
+
+    def _sibling_yield(self, url: str) -> float:
+        """``sibling_yield`` times the yield of the blocks that list ``url`` (0: off)."""
+        if self.siblings is None:
+            return 0.0
+        return self.focused.sibling_yield * self.siblings.score(url)
+
+    def _siblings_of(
+        self,
+        page: Page,
+        links: Sequence[Link],
+        texts: Mapping[int, str],
+        template: frozenset[int],
+        *,
+        relevant: bool,
+    ) -> list[Request]:
+        """The page's verdict counts for the blocks that listed it, and its own blocks (not
+        template, two links or more) list its links. Returns the waiting links of those
+        blocks whose priority the block's new yield raised."""
+        siblings = self.siblings
+        assert siblings is not None
+        host = _host_of(page)
+        members: dict[int, list[str]] = {}
+        for link in links:
+            if link.block not in template:
+                members.setdefault(link.block, []).append(link.url)
+        for block, urls in members.items():
+            if 2 <= len(urls) <= self.focused.sibling_links and texts[block]:
+                siblings.listed((host, hash(texts[block])), urls)
+        if page.duplicate_of is not None or "seed" in page.reasons:
+            return []
+        o = self.focused
+        raised: list[Request] = []
+        for key in siblings.crawled({page.url, page.final_url}, relevant=relevant):
+            lift = o.sibling_yield * siblings.block_yield(key)
+            if lift <= 0.0:
+                continue
+            for url in siblings.members(key):
+                held = self.waiting.get(url)
+                if held is None or "template" in held.reasons:
+                    continue
+                reasons = held.reasons
+                if lift <= reasons.get("siblings", 0.0):
+                    continue
+                anchor = max(reasons.get("anchor", 0.0), reasons.get("family", 0.0), lift)
+                score = link_priority(
+                    inherited=reasons.get("inherited", 0.0),
+                    anchor=anchor,
+                    inherited_weight=o.inherited_weight,
+                )
+                updated = {**reasons, "siblings": lift}
+                if self.learner is not None:
+                    updated["prior"] = score
+                new = dataclasses.replace(held, score=score, reasons=updated)
+                if score > held.score:
+                    self._queue(new, raised)
+                else:
+                    self.waiting.set(new)
+        return raised
 
     def _family_yield(self, url: str, *, template: bool) -> float:
         """The yield of the link's URL family (0 for a template link: its target is the
@@ -658,12 +730,12 @@ class FocusedStrategy(_Scoring):
         and, apart, each link's block part of it (what a topic update cannot score again:
         the block's text is not kept)."""
         scorer, most = self.scorer, self.focused.block_links
-        initial = self.focused.anchor_initial
+        initial, expand = self.focused.anchor_initial, self.compounds.expand
         blocks = {
             b: 0.0
             if b in template
             else diluted_block_score(
-                scorer.text_relevance(split_identifiers(t), initial=initial),
+                scorer.text_relevance(expand(split_identifiers(t)), initial=initial),
                 links=sizes[b],
                 most_links=most,
             )
@@ -678,7 +750,7 @@ class FocusedStrategy(_Scoring):
             if link.block in template:
                 scores[link.url] = 0.0
                 continue
-            words = link_words(link)
+            words = expand(link_words(link))
             score = own.get(words)
             if score is None:
                 score = own[words] = scorer.text_relevance(words, initial=initial)
@@ -743,7 +815,9 @@ class FocusedStrategy(_Scoring):
             if "template" in reasons:
                 continue
             path_words, directory_words = url_word_pair(request.url)
-            words = relevance_of(f"{split_identifiers(request.anchor)} {path_words}")
+            words = relevance_of(
+                self.compounds.expand(f"{split_identifiers(request.anchor)} {path_words}")
+            )
             if o.directory_words:
                 words = max(words, relevance_of(directory_words))
             if o.rescore_lower and "block" in reasons:

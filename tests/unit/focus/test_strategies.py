@@ -248,8 +248,8 @@ def test_focused_scores_hand_computed() -> None:
             "hub": 1.0,
             "importance": importance,
             "page": FIRST_PAGE,
-            "family": 0.0,
-            # no "directory": the directory discount is off by default (directory_prior 0)
+            # no "directory" and no "family": the directory discount and the URL families are
+            # off by default (directory_prior 0, family_yield False)
         }
     )
 
@@ -353,7 +353,13 @@ def test_focused_site_template_links_get_no_anchor_score() -> None:
 
 
 def test_focused_lowers_the_links_a_block_queued_before_it_was_known_as_template() -> None:
-    strategy = _focused(adaptive=False, evolve=False, template_pages=2, template_hindsight=True)
+    strategy = _focused(
+        adaptive=False,
+        evolve=False,
+        template_pages=2,
+        template_hindsight=True,
+        rescore_waiting=True,
+    )
     first = strategy.on_page(_nav_page("http://d/Web.html", "Web"))
     assert _by_url(first.requests)["http://d/use/Web.html"].score == pytest.approx(0.25)
     assert first.rescored == ()
@@ -390,7 +396,9 @@ def test_focused_a_template_links_target_passes_on_nothing_it_inherited() -> Non
 
 
 def test_focused_template_links_can_pass_on_the_inherited_score() -> None:
-    strategy = _focused(adaptive=False, evolve=False, template_pages=1, template_inherited=0.5)
+    strategy = _focused(
+        adaptive=False, evolve=False, template_pages=1, template_inherited=0.5, family_yield=True
+    )
     requests = _by_url(strategy.on_page(_nav_page("http://d/Web.html", "Web")).requests)
     use = requests["http://d/use/Web.html"]
     # Template from the first page: anchor 0, half of inherited 0.5 * pu (pu = 1).
@@ -716,7 +724,7 @@ def test_focused_scores_stay_in_range_on_any_input(
 
 
 def test_focused_family_yield_lifts_links_named_like_relevant_pages() -> None:
-    strategy = _focused(adaptive=False, evolve=False)
+    strategy = _focused(adaptive=False, evolve=False, family_yield=True)
     strategy.on_page(_page("http://a/", "pasta"))  # cos 0
     links = [
         Link("http://a/lib/x-task.html", "task", block=0),
@@ -743,7 +751,13 @@ def test_focused_family_yield_lifts_links_named_like_relevant_pages() -> None:
 
 def test_focused_rescores_waiting_links_after_a_topic_update() -> None:
     def run(**options: object) -> tuple[FocusedStrategy, list[Request]]:
-        strategy = _focused(adaptive=False, update_every=3, feedback=3, threshold=0.2, **options)
+        strategy = _focused(
+            adaptive=False,
+            update_every=3,
+            feedback=3,
+            threshold=0.2,
+            **{"rescore_waiting": True, "family_yield": True, **options},
+        )
         for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe"]):
             strategy.on_page(_page(f"http://n/{i}", text))
         # A link whose words do not name the topic yet: anchor 0.
@@ -778,7 +792,13 @@ def test_focused_lowers_queued_links_after_a_topic_update_with_rescore_lower() -
     block = [Link(url, "crawler", block=0), *(Link(f"http://z/{w}.html", w) for w in others)]
 
     def run(**options: object) -> tuple[FocusedStrategy, Request, dict[str, float]]:
-        strategy = _focused(adaptive=False, update_every=3, feedback=3, threshold=0.2, **options)
+        strategy = _focused(
+            adaptive=False,
+            update_every=3,
+            feedback=3,
+            threshold=0.2,
+            **{"rescore_waiting": True, "family_yield": True, **options},
+        )
         for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe"]):
             strategy.on_page(_page(f"http://n/{i}", text))
         queued = _by_url(strategy.on_page(_page("http://n/3", "crawler spider", block)).requests)
@@ -810,7 +830,13 @@ def test_focused_anchor_initial_keeps_a_keyword_anchor_score_after_a_topic_updat
     link = Link("http://z/crawlers.html", "crawler", block=0)
 
     def run(**options: object) -> tuple[FocusedStrategy, Request]:
-        strategy = _focused(adaptive=False, update_every=3, feedback=3, threshold=0.2, **options)
+        strategy = _focused(
+            adaptive=False,
+            update_every=3,
+            feedback=3,
+            threshold=0.2,
+            **{"rescore_waiting": True, "family_yield": True, **options},
+        )
         for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe"]):
             strategy.on_page(_page(f"http://n/{i}", text))
         for i in range(3):
@@ -832,7 +858,7 @@ def test_focused_anchor_initial_keeps_a_keyword_anchor_score_after_a_topic_updat
 
 
 def test_focused_forgets_crawled_links_and_never_rescores_template_links() -> None:
-    strategy = _focused(adaptive=False, evolve=False, template_pages=1)
+    strategy = _focused(adaptive=False, evolve=False, template_pages=1, rescore_waiting=True)
     strategy.on_page(_nav_page("http://d/Web.html", "Web"))
     assert len(strategy.waiting) == 5
     strategy.on_page(_page("http://d/WebCrawler.html", "crawler"))
@@ -843,7 +869,9 @@ def test_focused_forgets_crawled_links_and_never_rescores_template_links() -> No
 
 def test_a_rescore_budget_takes_the_waiting_links_in_turn() -> None:
     def turns(budget: int) -> list[list[str]]:
-        strategy = _focused(adaptive=False, evolve=False, rescore_budget=budget)
+        strategy = _focused(
+            adaptive=False, evolve=False, rescore_budget=budget, rescore_waiting=True
+        )
         for i in range(5):
             request = Request(url=f"http://z/{i}", anchor="crawler", reasons={"anchor": 0.0})
             strategy.waiting.wait(request)
@@ -855,3 +883,55 @@ def test_a_rescore_budget_takes_the_waiting_links_in_turn() -> None:
     assert turns(0) == [["0", "1", "2", "3", "4"], [], []]
     with pytest.raises(ConfigError, match="rescore_budget"):
         _focused(rescore_budget=-1)
+
+
+def test_focused_compound_words_find_the_topic_inside_a_glued_url_word() -> None:
+    links = [Link("http://a/webcrawler.html", "webcrawler", block=0, block_text="webcrawler")]
+    page = _page("http://a/", "nothing here", links)
+    plain = _focused(compound_words=0)
+    off = _by_url(plain.on_page(page).requests)
+    on = _by_url(_focused(compound_words=3).on_page(page).requests)
+    # Off: "webcrawler" shares no term with "crawler": the link scores 0 (the page is not
+    # relevant, so it inherits nothing) and is held back under the link threshold.
+    assert "http://a/webcrawler.html" not in off
+    assert "http://a/webcrawler.html" in plain.candidates
+    # On: the block text "webcrawler" reads "webcrawler crawler" (cosine 1 / sqrt(2) to
+    # "crawler", every IDF equal), better than the link's own words "webcrawler webcrawler
+    # crawler" (1 / sqrt(5)).
+    assert on["http://a/webcrawler.html"].reasons["anchor"] == pytest.approx(1 / math.sqrt(2))
+
+
+def test_focused_compound_words_must_not_be_negative() -> None:
+    with pytest.raises(ConfigError, match="compound_words"):
+        _focused(compound_words=-1)
+
+
+def test_focused_sibling_yield_lifts_the_waiting_links_of_a_block_that_proved_relevant() -> None:
+    toc = "one | two | three"
+    links = [
+        Link(f"http://a/{name}.html", name, block=0, block_text=toc)
+        for name in ("one", "two", "three")
+    ]
+    strategy = _focused(adaptive=False, evolve=False, sibling_yield=1.0, sibling_prior=1.0)
+    # The list's anchors and URLs do not name the topic, the page is not relevant: every
+    # link scores 0 and is held back.
+    assert strategy.on_page(_page("http://a/", "nothing here", links)).requests == ()
+    result = strategy.on_page(_page("http://a/one.html", "crawler crawler"))
+    assert result.relevant
+    # Crawled: 1 relevant of 2, base 0.5; the list: 1 of 1 relevant, prior 1:
+    # (1 - 0.5) / (1 + 1) / (1 - 0.5) = 0.5. Its waiting links: anchor 0.5, inherited 0,
+    # priority 0.5 * 0 + 0.5 * 0.5 = 0.25.
+    raised = _by_url(result.requests)
+    assert set(raised) == {"http://a/two.html", "http://a/three.html"}
+    assert raised["http://a/two.html"].score == pytest.approx(0.25)
+    assert raised["http://a/two.html"].reasons["siblings"] == pytest.approx(0.5)
+    plain = _focused(adaptive=False, evolve=False)
+    plain.on_page(_page("http://a/", "nothing here", links))
+    assert plain.on_page(_page("http://a/one.html", "crawler crawler")).requests == ()
+
+
+def test_focused_sibling_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="sibling_yield"):
+        _focused(sibling_yield=1.5)
+    with pytest.raises(ConfigError, match="sibling_links"):
+        _focused(sibling_links=1)
