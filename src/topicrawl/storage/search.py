@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import and_, func, or_, select, tuple_
+from sqlalchemy import func, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -139,7 +139,7 @@ async def search_pages(
             pages.c.fetched_at,
             func.substr(pages.c.text, 1, 4000).label("text"),
         )
-        .where(and_(*where))
+        .where(*where)
         .order_by(pages.c.fetched_at.desc(), pages.c.id.desc())
         .limit(limit + 1)
     )
