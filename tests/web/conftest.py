@@ -6,9 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from tests.web.support import HostileSite, LiveDashboard, crawl_demo, hostile_site
+from tests.web.support import HostileSite, LiveDashboard, crawl_demo, hostile_site, in_thread
 from tests.web.support import live_dashboard as _live_dashboard
+from topicrawl.cli.app import app as cli_app
 from topicrawl.demoweb import DemoWeb, DemoWebServer
 
 TOKEN = "a-test-token-long-enough-0123456789"
@@ -35,6 +37,16 @@ def crawled_db(
     """A database of a real focused crawl of the demo web and the hostile site."""
     db = tmp_path_factory.mktemp("dashboard") / "crawl.db"
     crawl_demo(demo_server, db, hostile)
+    return db
+
+
+@pytest.fixture(scope="session")
+def topics_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database of a real topic-tracking run over the demo microblog (4 periods)."""
+    db = tmp_path_factory.mktemp("topics") / "topics.db"
+    argv = ["topics", "track", "--demo", "--db", str(db), "--periods", "4", "--period-seconds", "0"]
+    result = in_thread(lambda: CliRunner().invoke(cli_app, argv, catch_exceptions=False))
+    assert result.exit_code == 0, result.output
     return db
 
 

@@ -7,7 +7,7 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -147,12 +147,17 @@ def crawl_demo(
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to its end on a loop of its own thread (Playwright's sync API keeps
     a loop running in the test's thread)."""
+    return in_thread(lambda: asyncio.run(coroutine))
+
+
+def in_thread(work: Callable[[], T]) -> T:
+    """Call ``work`` in a thread of its own (so it may run an event loop) and return its result."""
     outcome: list[T] = []
     failure: list[BaseException] = []
 
     def target() -> None:
         try:
-            outcome.append(asyncio.run(coroutine))
+            outcome.append(work())
         except BaseException as exc:
             failure.append(exc)
 

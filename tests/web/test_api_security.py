@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.error
 import urllib.request
@@ -252,3 +253,21 @@ def test_serve_reports_a_missing_database(tmp_path: Path) -> None:
     assert result.exit_code == 4
     assert "does not exist" in result.output
     assert not (tmp_path / "none.db").exists()
+
+
+def test_demo_ends_with_the_command_that_opens_it_in_the_dashboard(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    result = CliRunner().invoke(
+        cli_app, ["demo", "--db", str(db), "--max-pages", "15", "--quiet"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert f"topicrawl serve --db {db}" in last
+    # ... and that command serves it: the same options, run.
+    from topicrawl.web.app import open_reader  # noqa: PLC0415
+
+    async def readable() -> None:
+        engine, _ = await open_reader(str(db))
+        await engine.dispose()
+
+    asyncio.run(readable())

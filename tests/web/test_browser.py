@@ -258,3 +258,32 @@ def test_nodes_show_the_registry(
         expect(dead).to_contain_text("work returned to the pool")
         browser.screenshot(page, "nodes")
         watch.assert_nothing_ran(MARKER)
+
+
+def test_topics_show_heat_forecasts_cpu_and_words(browser: Browser, topics_db: Path) -> None:
+    expect = _expect()
+    with live_dashboard(topics_db) as dash:
+        data = get(dash.base + "/api/topics").json()
+        assert len(data["periods"]) == 4
+        assert data["topics"]
+        for topic in data["topics"]:
+            for method, forecasts in topic["forecasts"].items():
+                assert all(f["value"] >= 0 for f in forecasts), (method, forecasts)
+        shown = [t for t in data["topics"] if t["heat"] and t["forecasts"]]
+        assert shown
+        assert {"des", "bp", "combined"} <= set(shown[0]["forecasts"])
+        assert shown[0]["allocations"]
+        assert shown[0]["words_by_period"]
+        page, watch = browser.open(dash.base)
+        page.goto(dash.base + "/topics")
+        sections = page.locator("section.topic")
+        expect(sections).to_have_count(len(data["topics"]))
+        first = sections.first
+        expect(first.locator(".chart .main-svg").first).to_be_attached()
+        expect(first.locator(".legend")).to_have_count(2)
+        legend = first.locator(".legend").first
+        for name in ("heat", "des forecast", "bp forecast", "combined forecast"):
+            expect(legend).to_contain_text(name)
+        expect(first.locator(".legend").nth(1)).to_contain_text("processes")
+        browser.screenshot(page, "topics")
+        watch.assert_nothing_ran(MARKER)

@@ -15,10 +15,13 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql.elements import ColumnElement
 
 from topicrawl.storage.schema import failures, pages
 
@@ -101,54 +104,50 @@ class LiveTally:
     async def refresh(self, engine: AsyncEngine) -> None:
         """Read the pages and failures written since the last refresh."""
         async with self._lock:
-            pages_done = await self._read_pages(engine)
-            failures_done = await self._read_failures(engine)
+            page_columns = (pages.c.id, pages.c.run_id, pages.c.fetched_at, pages.c.size)
+            self._page_id, pages_done = await self._read_after(
+                engine, page_columns, self._page_id, self._add_page
+            )
+            failure_columns = (failures.c.id, failures.c.run_id, failures.c.at, failures.c.kind)
+            self._failure_id, failures_done = await self._read_after(
+                engine, failure_columns, self._failure_id, self._add_failure
+            )
             self.caught_up = pages_done and failures_done
 
-    async def _read_pages(self, engine: AsyncEngine) -> bool:
-        read = 0
-        while read < self._max_rows:
-            statement = (
-                select(pages.c.id, pages.c.run_id, pages.c.fetched_at, pages.c.size)
-                .where(pages.c.id > self._page_id)
-                .order_by(pages.c.id)
-                .limit(_CHUNK)
-            )
-            async with engine.connect() as connection:
-                rows = (await connection.execute(statement)).all()
-            for row in rows:
-                tally = self._runs.setdefault(row.run_id, RunTally())
-                tally.pages += 1
-                tally.bytes += int(row.size)
-                tally.page_seconds[int(row.fetched_at)] += 1
-                tally.last_at = max(tally.last_at, float(row.fetched_at))
-            if rows:
-                self._page_id = int(rows[-1].id)
-            read += len(rows)
-            if len(rows) < _CHUNK:
-                return True
-        return False
+    def _add_page(self, row: Row[Any]) -> None:
+        tally = self._runs.setdefault(row.run_id, RunTally())
+        tally.pages += 1
+        tally.bytes += int(row.size)
+        tally.page_seconds[int(row.fetched_at)] += 1
+        tally.last_at = max(tally.last_at, float(row.fetched_at))
 
-    async def _read_failures(self, engine: AsyncEngine) -> bool:
+    def _add_failure(self, row: Row[Any]) -> None:
+        tally = self._runs.setdefault(row.run_id, RunTally())
+        tally.failures += 1
+        tally.failures_by_kind[row.kind] += 1
+        tally.failure_seconds.setdefault(row.kind, Counter())[int(row.at)] += 1
+        tally.last_at = max(tally.last_at, float(row.at))
+
+    async def _read_after(
+        self,
+        engine: AsyncEngine,
+        columns: tuple[ColumnElement[Any], ...],
+        after: int,
+        add: Callable[[Row[Any]], None],
+    ) -> tuple[int, bool]:
+        """Add the rows whose id (the first column) is past ``after``, in short reads of
+        ``_CHUNK`` rows; returns the last id read and whether every row was read."""
+        key = columns[0]
         read = 0
         while read < self._max_rows:
-            statement = (
-                select(failures.c.id, failures.c.run_id, failures.c.at, failures.c.kind)
-                .where(failures.c.id > self._failure_id)
-                .order_by(failures.c.id)
-                .limit(_CHUNK)
-            )
+            statement = select(*columns).where(key > after).order_by(key).limit(_CHUNK)
             async with engine.connect() as connection:
                 rows = (await connection.execute(statement)).all()
             for row in rows:
-                tally = self._runs.setdefault(row.run_id, RunTally())
-                tally.failures += 1
-                tally.failures_by_kind[row.kind] += 1
-                tally.failure_seconds.setdefault(row.kind, Counter())[int(row.at)] += 1
-                tally.last_at = max(tally.last_at, float(row.at))
+                add(row)
             if rows:
-                self._failure_id = int(rows[-1].id)
+                after = int(rows[-1][0])
             read += len(rows)
             if len(rows) < _CHUNK:
-                return True
-        return False
+                return after, True
+        return after, False
