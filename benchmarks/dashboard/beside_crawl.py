@@ -4,10 +4,12 @@
     PYTHONPATH=src python benchmarks/dashboard/beside_crawl.py [--rounds 3] [--max-pages 3000]
 
 Each round runs the crawl twice, once alone and once with the dashboard (order alternating
-between rounds). With the dashboard, a poller asks every second what the Overview page asks
-(``/api/live``) plus a search (``/api/pages``) and ``/metrics``, from the moment the crawl's
-run exists until it ends. pages/s is the crawl's own (pages / seconds from its run stats).
-The machine's 1-minute load is printed before and after each crawl.
+between rounds). With the dashboard, a poller does what an open Overview page does (``/api/runs``
+once, ``/api/live`` every second) and what a Prometheus scraping the dashboard every 15 s does
+(``/metrics``), from the moment the crawl's run exists until it ends; ``--search`` adds a
+full-text search (``/api/pages?q=thread``) every second as well. pages/s is the crawl's own
+(pages / seconds from its run stats). The machine's 1-minute load is printed before and after
+each crawl.
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ from pathlib import Path
 
 SEED = "http://127.0.0.11:8080/index.html"
 DOCSWEB = Path(os.environ.get("DOCSWEB_SH", "/work/shared/bench/docsweb.sh"))
-POLLED = ("/api/live", "/api/pages?q=thread&limit=50", "/metrics")
+EVERY_SECOND = ["/api/live"]
+SEARCH = "/api/pages?q=thread&limit=50"
+SCRAPE = "/metrics"
+SCRAPE_EVERY = 15
 
 
 @dataclass
@@ -63,8 +68,9 @@ def _run_exists(db: Path) -> bool:
 class Poller:
     """``topicrawl serve`` on the crawl's database, asked every second while the crawl runs."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, paths: list[str]) -> None:
         self.db = db
+        self.paths = paths
         self.times: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -86,33 +92,64 @@ class Poller:
                 return
         port = _free_port()
         self._server = subprocess.Popen(
-            [sys.executable, "-m", "topicrawl.cli", "serve", "--db", str(self.db),
-             "--port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "topicrawl.cli",
+                "serve",
+                "--db",
+                str(self.db),
+                "--port",
+                str(port),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         base = f"http://127.0.0.1:{port}"
+        ticks = 0
         while not self._stop.is_set():
             started = time.monotonic()
+            paths = list(self.paths)
+            if ticks == 0:
+                paths.append("/api/runs")
+            if ticks % SCRAPE_EVERY == 0:
+                paths.append(SCRAPE)
             try:
-                for path in POLLED:
+                for path in paths:
                     with urllib.request.urlopen(base + path, timeout=10) as response:
                         response.read()
                 self.times.append(time.monotonic() - started)
+                ticks += 1
             except OSError:
                 pass  # still starting
             self._stop.wait(max(0.0, 1.0 - (time.monotonic() - started)))
 
 
-def crawl(max_pages: int, *, with_dashboard: bool) -> Outcome:
+def crawl(max_pages: int, *, with_dashboard: bool, paths: list[str]) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="dash-bench-") as tmp:
         db = Path(tmp) / "crawl.db"
         argv = [
-            sys.executable, "-m", "topicrawl.cli", "crawl", "--seed", SEED, "--strategy", "bfs",
-            "--max-pages", str(max_pages), "--concurrency", "64", "--per-host", "64",
-            "--delay", "0", "--db", str(db), "--quiet",
+            sys.executable,
+            "-m",
+            "topicrawl.cli",
+            "crawl",
+            "--seed",
+            SEED,
+            "--strategy",
+            "bfs",
+            "--max-pages",
+            str(max_pages),
+            "--concurrency",
+            "64",
+            "--per-host",
+            "64",
+            "--delay",
+            "0",
+            "--db",
+            str(db),
+            "--quiet",
         ]
-        poller = Poller(db) if with_dashboard else None
+        poller = Poller(db, paths) if with_dashboard else None
         before = os.getloadavg()[0]
         process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if poller is not None:
@@ -141,13 +178,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--max-pages", type=int, default=3000)
+    parser.add_argument("--search", action="store_true", help="also search every second")
     args = parser.parse_args()
+    paths = EVERY_SECOND + ([SEARCH] if args.search else [])
+    print(f"polled every second: {', '.join(paths)}; {SCRAPE} every {SCRAPE_EVERY} s")
     subprocess.run(["bash", str(DOCSWEB), "start"], check=True, stdout=subprocess.DEVNULL)
     outcomes: list[Outcome] = []
     for index in range(args.rounds):
         order = (False, True) if index % 2 == 0 else (True, False)
         for with_dashboard in order:
-            outcome = crawl(args.max_pages, with_dashboard=with_dashboard)
+            outcome = crawl(args.max_pages, with_dashboard=with_dashboard, paths=paths)
             outcomes.append(outcome)
             poll = (
                 f", {outcome.polls} polls, median {outcome.poll_ms_median:.0f} ms"
@@ -162,8 +202,10 @@ def main() -> None:
             )
     alone = statistics.median(o.rate for o in outcomes if not o.with_dashboard)
     beside = statistics.median(o.rate for o in outcomes if o.with_dashboard)
-    print(f"median pages/s: alone {alone:.1f}, with the dashboard polled {beside:.1f} "
-          f"= {beside / alone:.1%} of alone")
+    print(
+        f"median pages/s: alone {alone:.1f}, with the dashboard polled {beside:.1f} "
+        f"= {beside / alone:.1%} of alone"
+    )
 
 
 if __name__ == "__main__":

@@ -142,6 +142,9 @@ def test_the_token_in_the_address_is_traded_for_a_cookie(token_dashboard: LiveDa
     assert "HttpOnly" in cookie
     assert "SameSite=Strict" in cookie
     assert get(token_dashboard.base + "/pages?token=wrong").status == 401
+    # Never a redirect to another site.
+    elsewhere = get(token_dashboard.base + f"//evil.example/x?token={TOKEN}")
+    assert elsewhere.headers["location"] == "/evil.example/x"
 
 
 def test_metrics_parse_as_prometheus_text(dashboard: LiveDashboard, crawled_db: Path) -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from topicrawl.web.live import RunTally
+from topicrawl.web.app import open_reader
+from topicrawl.web.live import LiveTally, RunTally
 
 
 def test_rates_keep_every_page_and_fit_the_chart() -> None:
@@ -35,3 +39,32 @@ def test_nothing_read_yet_is_an_empty_series() -> None:
     series = RunTally().series(window=60, now=1000.0)
     assert series.times == []
     assert series.pages_per_second == []
+
+
+def test_a_large_history_is_caught_up_over_several_short_reads(crawled_db: Path) -> None:
+    async def tally(max_rows: int) -> tuple[list[bool], RunTally]:
+        engine, _ = await open_reader(str(crawled_db))
+        try:
+            live = LiveTally(max_rows=max_rows)
+            steps = []
+            for _ in range(100):
+                await live.refresh(engine)
+                steps.append(live.caught_up)
+                if live.caught_up:
+                    break
+            return steps, live.run(1)
+        finally:
+            await engine.dispose()
+
+    steps, small = asyncio.run(tally(7))
+    _, whole = asyncio.run(tally(100_000))
+    with sqlite3.connect(crawled_db) as connection:
+        pages, size = connection.execute("SELECT count(*), sum(size) FROM pages").fetchone()
+        (failed,) = connection.execute("SELECT count(*) FROM failures").fetchone()
+    assert len(steps) >= pages // 7  # a read of at most 7 rows of each table at a time
+    assert steps[-1] is True
+    assert not any(steps[:-1])
+    for counted in (small, whole):
+        assert (counted.pages, counted.bytes, counted.failures) == (pages, size, failed)
+    assert small.page_seconds == whole.page_seconds
+    assert small.failures_by_kind == whole.failures_by_kind

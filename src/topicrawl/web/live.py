@@ -140,7 +140,8 @@ class LiveTally:
         key = columns[0]
         read = 0
         while read < self._max_rows:
-            statement = select(*columns).where(key > after).order_by(key).limit(_CHUNK)
+            chunk = min(_CHUNK, self._max_rows - read)
+            statement = select(*columns).where(key > after).order_by(key).limit(chunk)
             async with engine.connect() as connection:
                 rows = (await connection.execute(statement)).all()
             for row in rows:
@@ -148,6 +149,6 @@ class LiveTally:
             if rows:
                 after = int(rows[-1][0])
             read += len(rows)
-            if len(rows) < _CHUNK:
+            if len(rows) < chunk:
                 return after, True
         return after, False

@@ -107,7 +107,9 @@ class SecurityMiddleware:
         if given and hmac.compare_digest(given[-1].encode(), self._token):
             # Trade the token in the address for a cookie, and drop it from the address.
             rest = urlencode([(k, v) for k, v in query if k != "token"])
-            location = scope.get("root_path", "") + scope["path"] + (f"?{rest}" if rest else "")
+            # One leading slash: "//host/..." would send the browser to another site.
+            path = "/" + (scope.get("root_path", "") + scope["path"]).lstrip("/")
+            location = path + (f"?{rest}" if rest else "")
             cookie = f"{COOKIE}={given[-1]}; HttpOnly; SameSite=Strict; Path=/"
             return 303, "", [(b"location", location.encode()), (b"set-cookie", cookie.encode())]
         return (
