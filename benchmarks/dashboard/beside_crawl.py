@@ -4,9 +4,11 @@
     PYTHONPATH=src python benchmarks/dashboard/beside_crawl.py [--rounds 3] [--max-pages 3000]
 
 Each round runs the crawl twice, once alone and once with the dashboard (order alternating
-between rounds). With the dashboard, a poller does what an open Overview page does (``/api/runs``
+between rounds), each into a new database whose schema is made first (so that the dashboard,
+like one a user keeps open, is already running when the crawl starts; its start-up is not
+counted). With the dashboard, a poller does what an open Overview page does (``/api/runs``
 once, ``/api/live`` every second) and what a Prometheus scraping the dashboard every 15 s does
-(``/metrics``), from the moment the crawl's run exists until it ends; ``--search`` adds a
+(``/metrics``), from the crawl's start to its end; ``--search`` adds a
 full-text search (``/api/pages?q=thread``) every second as well. pages/s is the crawl's own
 (pages / seconds from its run stats). The machine's 1-minute load is printed before and after
 each crawl.
@@ -15,6 +17,7 @@ each crawl.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import socket
@@ -45,6 +48,7 @@ class Outcome:
     polls: int
     poll_ms_median: float | None
     load: tuple[float, float]
+    dashboard_cpu_s: float | None = None
 
     @property
     def rate(self) -> float:
@@ -57,12 +61,21 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _run_exists(db: Path) -> bool:
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
-            return bool(connection.execute("SELECT count(*) FROM runs").fetchone()[0])
-    except sqlite3.Error:
-        return False
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _make_schema(db: Path) -> None:
+    """An empty crawl database (its tables, no run), as the crawl itself would make it."""
+    from topicrawl.storage import SqlStorage  # noqa: PLC0415
+
+    async def make() -> None:
+        async with SqlStorage(str(db)):
+            pass
+
+    asyncio.run(make())
 
 
 class Poller:
@@ -75,22 +88,11 @@ class Poller:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._server: subprocess.Popen[bytes] | None = None
+        self._port = _free_port()
+        self._base = f"http://127.0.0.1:{self._port}"
 
     def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
-        if self._server is not None:
-            self._server.terminate()
-            self._server.wait(30)
-
-    def _run(self) -> None:
-        while not _run_exists(self.db):
-            if self._stop.wait(0.05):
-                return
-        port = _free_port()
+        """Start the dashboard, wait until it answers, then poll it from a thread."""
         self._server = subprocess.Popen(
             [
                 sys.executable,
@@ -100,12 +102,37 @@ class Poller:
                 "--db",
                 str(self.db),
                 "--port",
-                str(port),
+                str(self._port),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(self._base + "/api/runs", timeout=5) as response:
+                    response.read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self._server.poll() is not None:
+                    sys.exit("the dashboard did not start")
+                time.sleep(0.1)
+        self.cpu_at_start = _cpu_seconds(self._server.pid)
+        self._thread.start()
+
+    def stop(self) -> float:
+        """Stop polling and the dashboard; returns the CPU seconds it used while polled."""
+        self._stop.set()
+        self._thread.join(30)
+        used = 0.0
+        if self._server is not None:
+            used = _cpu_seconds(self._server.pid) - self.cpu_at_start
+            self._server.terminate()
+            self._server.wait(30)
+        return used
+
+    def _run(self) -> None:
+        base = self._base
         ticks = 0
         while not self._stop.is_set():
             started = time.monotonic()
@@ -120,8 +147,8 @@ class Poller:
                         response.read()
                 self.times.append(time.monotonic() - started)
                 ticks += 1
-            except OSError:
-                pass  # still starting
+            except OSError as exc:
+                print(f"poll failed: {exc}", flush=True)
             self._stop.wait(max(0.0, 1.0 - (time.monotonic() - started)))
 
 
@@ -149,14 +176,14 @@ def crawl(max_pages: int, *, with_dashboard: bool, paths: list[str]) -> Outcome:
             str(db),
             "--quiet",
         ]
+        _make_schema(db)
         poller = Poller(db, paths) if with_dashboard else None
-        before = os.getloadavg()[0]
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if poller is not None:
             poller.start()
+        before = os.getloadavg()[0]
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, err = process.communicate(timeout=1800)
-        if poller is not None:
-            poller.stop()
+        dashboard_cpu = poller.stop() if poller is not None else None
         after = os.getloadavg()[0]
         if process.returncode != 0:
             sys.exit(f"crawl failed ({process.returncode}): {err.decode()[-2000:]}")
@@ -171,6 +198,7 @@ def crawl(max_pages: int, *, with_dashboard: bool, paths: list[str]) -> Outcome:
             len(times),
             statistics.median(times) * 1000 if times else None,
             (before, after),
+            dashboard_cpu,
         )
 
 
@@ -190,8 +218,10 @@ def main() -> None:
             outcome = crawl(args.max_pages, with_dashboard=with_dashboard, paths=paths)
             outcomes.append(outcome)
             poll = (
-                f", {outcome.polls} polls, median {outcome.poll_ms_median:.0f} ms"
-                if outcome.poll_ms_median is not None
+                f", {outcome.polls} polls, median {outcome.poll_ms_median:.0f} ms, dashboard"
+                f" CPU {outcome.dashboard_cpu_s:.2f} s"
+                f" ({outcome.dashboard_cpu_s / outcome.seconds:.1%} of a core)"
+                if outcome.poll_ms_median is not None and outcome.dashboard_cpu_s is not None
                 else ""
             )
             print(

@@ -105,9 +105,9 @@ class Browser:
         watch.attach(context, page)
         return page, watch
 
-    def screenshot(self, page: Any, name: str) -> None:
+    def screenshot(self, page: Any, name: str, *, full_page: bool = False) -> None:
         path = self.shots / f"{name}.png"
-        page.screenshot(path=str(path), full_page=False)
+        page.screenshot(path=str(path), full_page=full_page)
         if os.environ.get("TOPICRAWL_UPDATE_SCREENSHOTS") == "1":
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, SCREENSHOTS / path.name)

@@ -96,7 +96,7 @@ def test_every_page_renders_and_nothing_crawled_runs(
     # The title's markup is text on the page, not an element.
     assert page.locator("#page-title img").count() == 0
     expect(page.locator("#page-title")).to_contain_text("<img src=x onerror=")
-    browser.screenshot(page, "page")
+    browser.screenshot(page, "page", full_page=True)
 
     # Opened on its own (not framed), the raw route still runs nothing.
     page.goto(dashboard.base + f"/raw/{by_name['script.html']['id']}")
@@ -180,6 +180,8 @@ def test_the_live_panel_updates_while_a_crawl_runs(browser: Browser, tmp_path: P
                 browser.screenshot(page, "overview-live")
                 crawl.join(120)
                 expect(page.locator("#live-run")).to_contain_text("finished", timeout=30_000)
+                # The runs table is read again when the run ends.
+                expect(page.locator("#runs tbody tr").first).not_to_contain_text("running")
                 final = get(dashboard.base + "/api/runs").json()["runs"][0]["stats"]["pages"]
                 expect(counter).to_have_text(str(final))
                 watch.assert_nothing_ran(MARKER)

@@ -4,6 +4,7 @@
 (() => {
   const POLL_MS = 1000;
   let timer = null;
+  let shownState = null;  // "run id / running" the runs table was last read for
 
   function lastMinuteRate(series, running) {
     if (!running) return null;
@@ -69,9 +70,20 @@
     }
   }
 
+  async function loadRuns() {
+    renderRuns((await TC.getJson("/api/runs")).runs);
+  }
+
   async function poll() {
     try {
-      renderLive(await TC.getJson("/api/live"));
+      const data = await TC.getJson("/api/live");
+      renderLive(data);
+      // A run that starts or ends changes the runs table: read it again then.
+      const state = `${data.run}/${data.running}`;
+      if (state !== shownState) {
+        shownState = state;
+        await loadRuns();
+      }
       TC.clearError();
     } catch (error) {
       TC.showError(error);
@@ -80,13 +92,6 @@
     }
   }
 
-  document.addEventListener("DOMContentLoaded", async () => {
-    poll();
-    try {
-      renderRuns((await TC.getJson("/api/runs")).runs);
-    } catch (error) {
-      TC.showError(error);
-    }
-  });
+  document.addEventListener("DOMContentLoaded", poll);
   window.addEventListener("pagehide", () => window.clearTimeout(timer));
 })();
