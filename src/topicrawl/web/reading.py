@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import or_, select
@@ -206,15 +207,13 @@ async def topic_evolution(engine: AsyncEngine, run_id: int | None) -> list[dict[
     ]
 
 
+@dataclass(frozen=True, slots=True)
 class RawPage:
-    """A page's kept raw body and the type it was served with."""
+    """A page's kept raw body and the type to serve it as (its text when none was kept)."""
 
-    __slots__ = ("body", "content_type", "kept")
-
-    def __init__(self, *, body: bytes, content_type: str, kept: bool) -> None:
-        self.body = body
-        self.content_type = content_type
-        self.kept = kept
+    body: bytes
+    content_type: str
+    kept: bool
 
 
 async def raw_page(engine: AsyncEngine, page_id: int) -> RawPage | None:
