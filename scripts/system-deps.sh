@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Debian packages the tests use: cpulimit (one of the three CPU-cap backends of the topic
-# supervisor) and iproute2 (ip, ss: the network-namespace partition test). Installed with apt-get when missing and we may (root); otherwise those tests
+# supervisor), iproute2 (ip, ss: the network-namespace partition test) and chromium (the
+# dashboard's browser tests drive it through Playwright; never `playwright install`). Installed with apt-get when missing and we may (root); otherwise those tests
 # skip with their reason.
 set -euo pipefail
 missing=()
 command -v cpulimit >/dev/null 2>&1 || missing+=(cpulimit)
 { command -v ip >/dev/null 2>&1 && command -v ss >/dev/null 2>&1; } || missing+=(iproute2)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi

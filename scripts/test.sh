@@ -2,10 +2,11 @@
 # Set up topicrawl with its test tools, then run the linters, the type checker and the tests.
 # Distributed-mode tests use the real PostgreSQL (127.0.0.1:5432) and Redis (127.0.0.1:6379);
 # outside CI they skip when those are missing, in CI (CI=true) that is a failure. The embedding
-# judge's tests need the embed extra (torch, sentence-transformers, the bundled model).
+# judge's tests need the embed extra (torch, sentence-transformers, the bundled model); the
+# dashboard's tests the web extra and the system Chromium (scripts/system-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh dev,embed
+scripts/setup.sh dev,embed,web
 scripts/system-deps.sh
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests

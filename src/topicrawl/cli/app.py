@@ -259,6 +259,10 @@ app.command()(_distributed.worker)
 app.command()(_distributed.coordinator)
 app.command()(_distributed.nodes)
 
+from topicrawl.cli.serve import serve as _serve  # noqa: E402
+
+app.command(name="serve")(_serve)
+
 
 def main() -> None:
     """Console entry point."""

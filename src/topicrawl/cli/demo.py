@@ -70,6 +70,11 @@ async def run_demo(
     truth.add_row(f"recall of the {total} on-topic documents", f"{on_topic / total:.3f}")
     console.print(truth)
     console.print(f"export with: topicrawl export --db {db} --format jsonl")
+    # soft_wrap: the command stays one line, to be copied whole.
+    console.print(
+        f"open it in the dashboard: topicrawl serve --db {db}  (then http://127.0.0.1:8000/)",
+        soft_wrap=True,
+    )
 
 
 def _fresh_database(db: Path | None) -> Path:

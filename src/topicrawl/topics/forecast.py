@@ -398,7 +398,9 @@ def entropy_weights(
 class HeatForecast:
     """A combined heat forecast, with every method's own forecast, weight and recent errors.
 
-    ``value`` may be negative when a falling trend is extrapolated; allocation clips it at 0.
+    Heat is never negative, so neither is any forecast here: a method whose extrapolated
+    falling trend goes below zero is clipped at 0 (its note gives the value it reached), and
+    the combination, a weighted mean of those, is then at least 0 too.
     """
 
     value: float
@@ -447,7 +449,7 @@ class HeatForecaster:
         predictions: dict[str, PointForecast] = {}
         errors: dict[str, tuple[float, ...]] = {}
         for method in self._methods:
-            predictions[method.name] = method.predict(series, steps=steps)
+            predictions[method.name] = _not_negative(method.predict(series, steps=steps))
             evaluation = rolling_origin(series, _one_step(method), first_origin=first_origin)
             errors[method.name] = evaluation.errors
         names = [method.name for method in self._methods]
@@ -463,8 +465,17 @@ class HeatForecaster:
         )
 
 
+def _not_negative(forecast: PointForecast) -> PointForecast:
+    """The forecast clipped at 0 (heat cannot fall below nothing), saying so in its note."""
+    if forecast.value >= 0.0:
+        return forecast
+    clipped = f"extrapolated to {forecast.value:.4g}, clipped at 0"
+    return PointForecast(0.0, f"{forecast.note}; {clipped}" if forecast.note else clipped)
+
+
 def _one_step(method: Forecaster) -> Callable[[Sequence[float]], float]:
+    # Measured on the clipped forecasts: those are what the combination uses.
     def forecast(history: Sequence[float]) -> float:
-        return method.predict(history).value
+        return max(0.0, method.predict(history).value)
 
     return forecast

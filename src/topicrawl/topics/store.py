@@ -49,6 +49,7 @@ __all__ = [
     "StoredTopic",
     "TopicStore",
     "TrackingHistory",
+    "read_history",
 ]
 
 COMBINED = "combined"  # the method name of the entropy-weighted combination
@@ -155,6 +156,14 @@ class TrackingHistory:
     heat: Mapping[int, tuple[StoredHeat, ...]] = field(compare=False)
     forecasts: Mapping[int, tuple[ForecastRecord, ...]] = field(compare=False)
     allocations: Mapping[int, tuple[StoredAllocation, ...]] = field(compare=False)
+
+
+async def _read_rows(engine: AsyncEngine, statement: Any) -> list[Any]:
+    try:
+        async with engine.connect() as connection:
+            return list((await connection.execute(statement)).all())
+    except (OperationalError, DBAPIError) as exc:
+        raise StorageError(f"reading topic storage failed: {exc}") from exc
 
 
 def _finite(value: float) -> float:
@@ -391,11 +400,7 @@ class TopicStore:
     # -- reads ---------------------------------------------------------------------------------
 
     async def _rows(self, statement: Any) -> list[Any]:
-        try:
-            async with self._require().connect() as connection:
-                return list((await connection.execute(statement)).all())
-        except (OperationalError, DBAPIError) as exc:
-            raise StorageError(f"reading topic storage failed: {exc}") from exc
+        return await _read_rows(self._require(), statement)
 
     async def last_period(self) -> int | None:
         """The latest period saved, or ``None``."""
@@ -434,58 +439,73 @@ class TopicStore:
 
     async def history(self) -> TrackingHistory:
         """All periods, topics, heats, forecasts and allocations, in period order."""
-        period_rows = await self._rows(select(tracking_periods).order_by(tracking_periods.c.period))
-        topic_rows = await self._rows(select(tracked_topics).order_by(tracked_topics.c.id))
-        heat_rows = await self._rows(select(topic_heat).order_by(topic_heat.c.period))
-        forecast_rows = await self._rows(
-            select(heat_forecasts).order_by(heat_forecasts.c.target_period, heat_forecasts.c.method)
-        )
-        allocation_rows = await self._rows(select(allocations).order_by(allocations.c.period))
-        heat: dict[int, list[StoredHeat]] = {}
-        for r in heat_rows:
-            heat.setdefault(r.topic_id, []).append(StoredHeat(r.period, r.heat, r.posts))
-        forecasts: dict[int, list[ForecastRecord]] = {}
-        for r in forecast_rows:
-            forecasts.setdefault(r.topic_id, []).append(
-                ForecastRecord(
-                    r.topic_id,
-                    r.target_period,
-                    r.method,
-                    r.made_at_period,
-                    r.value,
-                    r.weight,
-                    r.note,
-                )
+        return await read_history(self._require())
+
+
+async def read_history(engine: AsyncEngine) -> TrackingHistory:
+    """All periods, topics, heats, forecasts and allocations of a database, in period order.
+
+    Reads only (the dashboard calls it with a read-only engine).
+
+    Raises:
+        StorageError: the database cannot be read.
+    """
+
+    async def rows(statement: Any) -> list[Any]:
+        return await _read_rows(engine, statement)
+
+    period_rows = await rows(select(tracking_periods).order_by(tracking_periods.c.period))
+    topic_rows = await rows(select(tracked_topics).order_by(tracked_topics.c.id))
+    heat_rows = await rows(select(topic_heat).order_by(topic_heat.c.period))
+    forecast_rows = await rows(
+        select(heat_forecasts).order_by(heat_forecasts.c.target_period, heat_forecasts.c.method)
+    )
+    allocation_rows = await rows(select(allocations).order_by(allocations.c.period))
+    heat: dict[int, list[StoredHeat]] = {}
+    for r in heat_rows:
+        heat.setdefault(r.topic_id, []).append(StoredHeat(r.period, r.heat, r.posts))
+    forecasts: dict[int, list[ForecastRecord]] = {}
+    for r in forecast_rows:
+        forecasts.setdefault(r.topic_id, []).append(
+            ForecastRecord(
+                r.topic_id,
+                r.target_period,
+                r.method,
+                r.made_at_period,
+                r.value,
+                r.weight,
+                r.note,
             )
-        allocs: dict[int, list[StoredAllocation]] = {}
-        for r in allocation_rows:
-            allocs.setdefault(r.topic_id, []).append(
-                StoredAllocation(r.period, r.heat, r.cpu_cap, r.processes)
-            )
-        return TrackingHistory(
-            periods=tuple(
-                StoredPeriod(
-                    r.period,
-                    r.started_at,
-                    r.finished_at,
-                    tuple(json.loads(r.keywords)),
-                    r.posts,
-                    r.cpu_total,
-                    r.cpu_used_by_others,
-                )
-                for r in period_rows
-            ),
-            topics=tuple(
-                StoredTopic(
-                    r.id,
-                    MappingProxyType({str(k): float(v) for k, v in json.loads(r.words).items()}),
-                    r.first_seen,
-                    r.last_seen,
-                    r.retired_at,
-                )
-                for r in topic_rows
-            ),
-            heat=MappingProxyType({k: tuple(v) for k, v in heat.items()}),
-            forecasts=MappingProxyType({k: tuple(v) for k, v in forecasts.items()}),
-            allocations=MappingProxyType({k: tuple(v) for k, v in allocs.items()}),
         )
+    allocs: dict[int, list[StoredAllocation]] = {}
+    for r in allocation_rows:
+        allocs.setdefault(r.topic_id, []).append(
+            StoredAllocation(r.period, r.heat, r.cpu_cap, r.processes)
+        )
+    return TrackingHistory(
+        periods=tuple(
+            StoredPeriod(
+                r.period,
+                r.started_at,
+                r.finished_at,
+                tuple(json.loads(r.keywords)),
+                r.posts,
+                r.cpu_total,
+                r.cpu_used_by_others,
+            )
+            for r in period_rows
+        ),
+        topics=tuple(
+            StoredTopic(
+                r.id,
+                MappingProxyType({str(k): float(v) for k, v in json.loads(r.words).items()}),
+                r.first_seen,
+                r.last_seen,
+                r.retired_at,
+            )
+            for r in topic_rows
+        ),
+        heat=MappingProxyType({k: tuple(v) for k, v in heat.items()}),
+        forecasts=MappingProxyType({k: tuple(v) for k, v in forecasts.items()}),
+        allocations=MappingProxyType({k: tuple(v) for k, v in allocs.items()}),
+    )

@@ -248,3 +248,25 @@ def test_combined_forecast_is_always_finite(history: list[float]) -> None:
     assert math.isfinite(result.value)
     assert all(math.isfinite(v) for v in result.forecasts.values())
     assert math.fsum(result.weights.values()) == pytest.approx(1.0)
+
+
+def test_a_fading_topic_is_never_forecast_below_zero() -> None:
+    # DES(0.5) on a steep fall extrapolates the trend under zero: s1 = 9.375, s2 = 17.5, so
+    # level 2*s1 - s2 = 1.25 and trend s1 - s2 = -8.125 -> -6.875. Heat cannot be negative.
+    fading = [40.0, 30.0, 20.0, 10.0, 0.0]
+    des = DesForecaster(alpha=0.5)
+    assert des.predict(fading).value == pytest.approx(-6.875)  # the method alone
+    result = HeatForecaster(forecasters=[des, NaiveForecaster()], error_window=2).forecast(fading)
+    assert result.forecasts["des"] == 0.0
+    assert "clipped at 0" in result.notes["des"]
+    assert result.value == 0.0
+
+
+@given(st.lists(st.floats(min_value=0.0, max_value=1e6), min_size=1, max_size=12))
+@settings(max_examples=40, deadline=None)
+def test_heat_forecasts_are_never_negative(history: list[float]) -> None:
+    result = HeatForecaster(forecasters=[DesForecaster(alpha=0.9), NaiveForecaster()]).forecast(
+        history
+    )
+    assert result.value >= 0.0
+    assert all(value >= 0.0 for value in result.forecasts.values())

@@ -1,0 +1,242 @@
+"""Does the dashboard slow a running crawl? A 64-in-flight crawl of the Java docs, alone and with
+``topicrawl serve`` on its SQLite database polled every second, in alternating rounds.
+
+    PYTHONPATH=src python benchmarks/dashboard/beside_crawl.py [--rounds 3] [--max-pages 3000]
+
+Each round runs the crawl twice, once alone and once with the dashboard (order alternating
+between rounds), each into a new database whose schema is made first (so that the dashboard,
+like one a user keeps open, is already running when the crawl starts; its start-up is not
+counted). With the dashboard, a poller does what an open Overview page does (``/api/runs``
+once, ``/api/live`` every second) and what a Prometheus scraping the dashboard every 15 s does
+(``/metrics``), from the crawl's start to its end; ``--search`` adds a
+full-text search (``/api/pages?q=thread``) every second as well. pages/s is the crawl's own
+(pages / seconds from its run stats). The machine's 1-minute load is printed before and after
+each crawl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+SEED = "http://127.0.0.11:8080/index.html"
+DOCSWEB = Path(os.environ.get("DOCSWEB_SH", "/work/shared/bench/docsweb.sh"))
+EVERY_SECOND = ["/api/live"]
+SEARCH = "/api/pages?q=thread&limit=50"
+SCRAPE = "/metrics"
+SCRAPE_EVERY = 15
+
+
+@dataclass
+class Outcome:
+    with_dashboard: bool
+    pages: int
+    seconds: float
+    polls: int
+    poll_ms_median: float | None
+    load: tuple[float, float]
+    dashboard_cpu_s: float | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.pages / self.seconds
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _make_schema(db: Path) -> None:
+    """An empty crawl database (its tables, no run), as the crawl itself would make it."""
+    from topicrawl.storage import SqlStorage  # noqa: PLC0415
+
+    async def make() -> None:
+        async with SqlStorage(str(db)):
+            pass
+
+    asyncio.run(make())
+
+
+class Poller:
+    """``topicrawl serve`` on the crawl's database, asked every second while the crawl runs."""
+
+    def __init__(self, db: Path, paths: list[str]) -> None:
+        self.db = db
+        self.paths = paths
+        self.times: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._server: subprocess.Popen[bytes] | None = None
+        self._port = _free_port()
+        self._base = f"http://127.0.0.1:{self._port}"
+
+    def start(self) -> None:
+        """Start the dashboard, wait until it answers, then poll it from a thread."""
+        self._server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "topicrawl.cli",
+                "serve",
+                "--db",
+                str(self.db),
+                "--port",
+                str(self._port),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(self._base + "/api/runs", timeout=5) as response:
+                    response.read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self._server.poll() is not None:
+                    sys.exit("the dashboard did not start")
+                time.sleep(0.1)
+        self.cpu_at_start = _cpu_seconds(self._server.pid)
+        self._thread.start()
+
+    def stop(self) -> float:
+        """Stop polling and the dashboard; returns the CPU seconds it used while polled."""
+        self._stop.set()
+        self._thread.join(30)
+        used = 0.0
+        if self._server is not None:
+            used = _cpu_seconds(self._server.pid) - self.cpu_at_start
+            self._server.terminate()
+            self._server.wait(30)
+        return used
+
+    def _run(self) -> None:
+        base = self._base
+        ticks = 0
+        while not self._stop.is_set():
+            started = time.monotonic()
+            paths = list(self.paths)
+            if ticks == 0:
+                paths.append("/api/runs")
+            if ticks % SCRAPE_EVERY == 0:
+                paths.append(SCRAPE)
+            try:
+                for path in paths:
+                    with urllib.request.urlopen(base + path, timeout=10) as response:
+                        response.read()
+                self.times.append(time.monotonic() - started)
+                ticks += 1
+            except OSError as exc:
+                print(f"poll failed: {exc}", flush=True)
+            self._stop.wait(max(0.0, 1.0 - (time.monotonic() - started)))
+
+
+def crawl(max_pages: int, *, with_dashboard: bool, paths: list[str]) -> Outcome:
+    with tempfile.TemporaryDirectory(prefix="dash-bench-") as tmp:
+        db = Path(tmp) / "crawl.db"
+        argv = [
+            sys.executable,
+            "-m",
+            "topicrawl.cli",
+            "crawl",
+            "--seed",
+            SEED,
+            "--strategy",
+            "bfs",
+            "--max-pages",
+            str(max_pages),
+            "--concurrency",
+            "64",
+            "--per-host",
+            "64",
+            "--delay",
+            "0",
+            "--db",
+            str(db),
+            "--quiet",
+        ]
+        _make_schema(db)
+        poller = Poller(db, paths) if with_dashboard else None
+        if poller is not None:
+            poller.start()
+        before = os.getloadavg()[0]
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, err = process.communicate(timeout=1800)
+        dashboard_cpu = poller.stop() if poller is not None else None
+        after = os.getloadavg()[0]
+        if process.returncode != 0:
+            sys.exit(f"crawl failed ({process.returncode}): {err.decode()[-2000:]}")
+        with sqlite3.connect(db) as connection:
+            (stats,) = connection.execute("SELECT stats FROM runs ORDER BY id DESC").fetchone()
+        reported = json.loads(stats)
+        times = poller.times if poller else []
+        return Outcome(
+            with_dashboard,
+            int(reported["pages"]),
+            float(reported["seconds"]),
+            len(times),
+            statistics.median(times) * 1000 if times else None,
+            (before, after),
+            dashboard_cpu,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--max-pages", type=int, default=3000)
+    parser.add_argument("--search", action="store_true", help="also search every second")
+    args = parser.parse_args()
+    paths = EVERY_SECOND + ([SEARCH] if args.search else [])
+    print(f"polled every second: {', '.join(paths)}; {SCRAPE} every {SCRAPE_EVERY} s")
+    subprocess.run(["bash", str(DOCSWEB), "start"], check=True, stdout=subprocess.DEVNULL)
+    outcomes: list[Outcome] = []
+    for index in range(args.rounds):
+        order = (False, True) if index % 2 == 0 else (True, False)
+        for with_dashboard in order:
+            outcome = crawl(args.max_pages, with_dashboard=with_dashboard, paths=paths)
+            outcomes.append(outcome)
+            poll = (
+                f", {outcome.polls} polls, median {outcome.poll_ms_median:.0f} ms, dashboard"
+                f" CPU {outcome.dashboard_cpu_s:.2f} s"
+                f" ({outcome.dashboard_cpu_s / outcome.seconds:.1%} of a core)"
+                if outcome.poll_ms_median is not None and outcome.dashboard_cpu_s is not None
+                else ""
+            )
+            print(
+                f"round {index + 1} {'dashboard' if with_dashboard else 'alone    '}: "
+                f"{outcome.pages} pages in {outcome.seconds:.1f} s = {outcome.rate:.1f} pages/s"
+                f"{poll} (load {outcome.load[0]:.1f} -> {outcome.load[1]:.1f})",
+                flush=True,
+            )
+    alone = statistics.median(o.rate for o in outcomes if not o.with_dashboard)
+    beside = statistics.median(o.rate for o in outcomes if o.with_dashboard)
+    print(
+        f"median pages/s: alone {alone:.1f}, with the dashboard polled {beside:.1f} "
+        f"= {beside / alone:.1%} of alone"
+    )
+
+
+if __name__ == "__main__":
+    main()
