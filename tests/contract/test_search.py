@@ -196,6 +196,10 @@ async def test_filters_narrow_the_list_and_the_search(url: str, reader: AsyncEng
         return {p.url for n, p in enumerate(pages) if keep(n, p)}
 
     assert await urls(host="host1.test:8080") == expected(lambda n, p: n % 3 == 1)
+    # A bare name stands for every port of that name, and is not a prefix of other names.
+    assert await urls(host="host1.test") == expected(lambda n, p: n % 3 == 1)
+    assert await urls(host="host1.tes") == set()
+    assert await urls(host="host1.test:9999") == set()
     assert await urls(status=404) == expected(lambda n, p: p.status == 404)
     assert await urls(min_relevance=0.25, max_relevance=0.3) == expected(
         lambda n, p: 0.25 <= p.relevance <= 0.3

@@ -183,7 +183,10 @@ def test_runs_live_and_search_answer_from_the_crawls(dashboard: LiveDashboard) -
     assert all(p["status"] == 200 for p in found)
     assert not get(dashboard.base + "/api/pages?q=zzzznotaword").json()["pages"]
     # Filters narrow: by host, by status, by run.
-    by_host = get(dashboard.base + "/api/pages?host=127.0.0.1&limit=200").json()["pages"]
+    # A host is what the pages list shows for it: the URL's host and port.
+    (hostile_host,) = {p["host"] for p in found}
+    assert hostile_host.startswith("127.0.0.1:")
+    by_host = get(dashboard.base + f"/api/pages?host={hostile_host}&limit=200").json()["pages"]
     assert {p["id"] for p in by_host} == {p["id"] for p in found}
     assert not get(dashboard.base + "/api/pages?status=404").json()["pages"]
     assert not get(dashboard.base + f"/api/pages?run={demo['id'] + 1}").json()["pages"]

@@ -85,7 +85,7 @@ class PageQuery:
     """What to look for; every field left ``None`` is no condition."""
 
     text: str | None = None
-    host: str | None = None
+    host: str | None = None  # "name:port" as stored, or a bare name for every port
     status: int | None = None
     min_relevance: float | None = None
     max_relevance: float | None = None
@@ -162,10 +162,21 @@ def _decode_cursor(cursor: str, kind: str) -> tuple[float, int]:
     return float(decoded[1]), decoded[2]
 
 
+def _host_condition(host: str) -> ColumnElement[bool]:
+    """``host`` as stored (``name:port``), or a bare name (or ``[v6]`` address) for every port.
+
+    The bare form is a range on the indexed column (``name:`` up to ``name;``, the character after
+    ``:``), not a LIKE, so the index on ``(host, fetched_at)`` still serves it.
+    """
+    if host.endswith("]") or ":" not in host:
+        return or_(pages.c.host == host, (pages.c.host >= host + ":") & (pages.c.host < host + ";"))
+    return pages.c.host == host
+
+
 def _filters(query: PageQuery) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
     if query.host is not None:
-        conditions.append(pages.c.host == query.host)
+        conditions.append(_host_condition(query.host))
     if query.status is not None:
         conditions.append(pages.c.status == query.status)
     if query.min_relevance is not None:
