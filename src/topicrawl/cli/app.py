@@ -44,6 +44,11 @@ app = typer.Typer(
 err = Console(stderr=True)
 out = Console()
 app.add_typer(topics_app, name="topics")
+# -- kg (helper s14-kg) --
+from topicrawl.cli.kg import app as kg_app  # noqa: E402
+
+app.add_typer(kg_app, name="kg")
+# -- end kg --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = 2

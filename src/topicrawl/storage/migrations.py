@@ -45,6 +45,7 @@ from topicrawl.core.models import Link
 from topicrawl.storage.outlinks import encode_links
 from topicrawl.storage.schema import (
     FOCUS_TABLES,
+    KG_TABLES,
     TRACKING_TABLES,
     Id,
     failures,
@@ -195,6 +196,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(4, "focused crawling: page labels, learned state", create_tables(*FOCUS_TABLES)),
     Migration(5, "one failure per URL; failures.url unique", _one_failure_per_url),
+    # kg (helper s14-kg): numbered 6 on its branch; becomes 7 after the other migration 6.
+    Migration(
+        6,
+        "knowledge graph: entities, aliases, relations, entity and relation URLs",
+        create_tables(*KG_TABLES),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
