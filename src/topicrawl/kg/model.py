@@ -74,15 +74,24 @@ class KnowledgeBase:
     relations: tuple[Relation, ...] = ()
     _by_key: Mapping[str, Entity] = field(init=False, repr=False, compare=False)
     _adjacent: Mapping[str, frozenset[str]] = field(init=False, repr=False, compare=False)
+    _between: Mapping[frozenset[str], tuple[Relation, ...]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         by_key = {entity.key: entity for entity in self.entities}
         adjacent: dict[str, set[str]] = {}
+        between: dict[frozenset[str], list[Relation]] = {}
         for relation in self.relations:
             if relation.subject in by_key and relation.object in by_key:
                 adjacent.setdefault(relation.subject, set()).add(relation.object)
                 adjacent.setdefault(relation.object, set()).add(relation.subject)
+                pair = frozenset((relation.subject, relation.object))
+                between.setdefault(pair, []).append(relation)
         object.__setattr__(self, "_by_key", MappingProxyType(by_key))
+        object.__setattr__(
+            self, "_between", MappingProxyType({k: tuple(v) for k, v in between.items()})
+        )
         object.__setattr__(
             self,
             "_adjacent",
@@ -104,6 +113,10 @@ class KnowledgeBase:
     def neighbours(self, key: str) -> frozenset[str]:
         """Keys of the entities one relation away (either direction)."""
         return self._adjacent.get(key, frozenset())
+
+    def relations_between(self, one: str, other: str) -> tuple[Relation, ...]:
+        """The relations joining two entities, in either direction."""
+        return self._between.get(frozenset((one, other)), ())
 
     def within(self, keys: Iterable[str], radius: int) -> dict[str, int]:
         """Every entity at most ``radius`` relations from one of ``keys``, with its distance."""
