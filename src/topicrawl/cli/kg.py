@@ -71,3 +71,26 @@ def load(
     """
     entities, aliases, relations = _run(_load(file, db))
     out.print(f"loaded {entities} entities ({aliases} names) and {relations} relations into {db}")
+
+
+def kg_overrides(
+    prefer_entity: list[str] | None, prefer_entities: Path | None, entity_radius: int | None
+) -> dict[str, object] | None:
+    """The ``kg`` settings the crawl's preference options give (None: none given).
+
+    Raises:
+        ConfigError: the names file is missing, unreadable or not UTF-8.
+    """
+    names = list(prefer_entity or [])
+    if prefer_entities is not None:
+        try:
+            lines = prefer_entities.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read --prefer-entities {prefer_entities}: {exc}") from exc
+        names += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    overrides: dict[str, object] = {}
+    if names:
+        overrides["prefer"] = tuple(names)
+    if entity_radius is not None:
+        overrides["radius"] = entity_radius
+    return overrides or None

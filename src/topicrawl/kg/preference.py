@@ -1,0 +1,262 @@
+"""Entity preference: links tied to preferred entities (or their graph neighbours) go first.
+
+:class:`KgStrategy` wraps any strategy (bfs, best-first, shark, focused): every request the
+inner strategy makes passes through it, so this is the one place where a link's priority gets
+the knowledge-graph boost, recorded as the ``kg`` component of its reasons (stored with the
+page as ``pages.reasons``). A link is raised when
+
+- its anchor text names a preferred entity or a neighbour (strength 1 for the entity itself,
+  ``1 / (1 + d)`` for a neighbour ``d`` relations away, up to the radius);
+- its block's text does (times 0.6), or its URL does (times 0.8: ``/wiki/Julia_Child``);
+- its page mentions one (times 0.5: a page about the entity links to more of it).
+
+The boost is ``boost`` times the strongest of these, added to the inner strategy's score.
+The wrapper also keeps each page's recognised entities and relations until the engine takes
+them (:meth:`KgStrategy.take_findings`) to record them in the database, and grows its own
+graph with the relations it sees, so a preferred entity's new neighbours count from then on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import ahocorasick
+
+from topicrawl.core.models import (
+    FetchFailure,
+    Page,
+    PageEntities,
+    Request,
+    StrategyResult,
+)
+from topicrawl.core.protocols import Strategy
+from topicrawl.kg.model import KnowledgeBase
+from topicrawl.kg.recognise import has_cjk
+from topicrawl.kg.store import PageFinding
+
+__all__ = ["EntityPreference", "KgStrategy", "normalise_for_match"]
+
+_BLOCK = 0.6
+_URL = 0.8
+_PAGE = 0.5
+_NON_WORD = re.compile(r"[\W_]+")
+_MAX_BOOSTED = 200_000  # URLs whose boost is remembered (to keep it through rescoring)
+
+
+def normalise_for_match(text: str) -> str:
+    """Lowercase words separated by single spaces, padded with one: what names are matched
+    in (anchor, block text, URL path alike; ``Julia_Child`` and ``julia-child`` both become
+    `` julia child ``). A name matches whole words, a Chinese name anywhere."""
+    return f" {_NON_WORD.sub(' ', text.lower()).strip()} "
+
+
+class EntityPreference:
+    """Which entities are preferred, how strongly, and the matcher over their names.
+
+    Args:
+        kb: the knowledge base (its relations give the neighbourhood).
+        preferred: keys of the preferred entities.
+        radius: relations from a preferred entity that still count (0: the entity only).
+    """
+
+    def __init__(self, kb: KnowledgeBase, preferred: Sequence[str], *, radius: int = 1) -> None:
+        if radius < 0:
+            raise ValueError(f"radius must be >= 0, got {radius}")
+        self._kb = kb
+        self._preferred = tuple(preferred)
+        self._radius = radius
+        self._extra: dict[str, set[str]] = {}  # edges seen in the crawl: key -> neighbours
+        self._names: dict[str, str] = {}  # found entities' names, by key
+        self._rebuild()
+
+    @property
+    def strengths(self) -> Mapping[str, float]:
+        """Each counted entity's key and its strength (1 for a preferred one)."""
+        return self._strength
+
+    def _rebuild(self) -> None:
+        distance = dict.fromkeys(self._preferred, 0)
+        frontier = list(self._preferred)
+        for step in range(1, self._radius + 1):
+            nearer = []
+            for key in frontier:
+                for near in self._kb.neighbours(key) | self._extra.get(key, set()):
+                    if near not in distance:
+                        distance[near] = step
+                        nearer.append(near)
+            frontier = nearer
+        self._distance = distance
+        self._strength = {key: 1.0 / (1 + d) for key, d in distance.items()}
+        automaton = ahocorasick.Automaton()
+        best: dict[str, float] = {}
+        for key, strength in self._strength.items():
+            for name in self._names_of(key):
+                form = normalise_for_match(name)
+                # Chinese is written without spaces: its names match inside a run of text.
+                form = form.strip() if has_cjk(name) else form
+                if form.strip() and strength > best.get(form, 0.0):
+                    best[form] = strength
+        for form, strength in best.items():
+            automaton.add_word(form, (len(form), strength))
+        if best:
+            automaton.make_automaton()
+        self._automaton = automaton if best else None
+
+    def _names_of(self, key: str) -> list[str]:
+        entity = self._kb.get(key)
+        if entity is not None:
+            return [alias.text for alias in entity.all_names()]
+        name = self._names.get(key)
+        return [name] if name else []
+
+    def strength_in(self, text: str) -> float:
+        """The strongest preferred (or neighbouring) name the text mentions; 0 if none."""
+        if self._automaton is None or not text:
+            return 0.0
+        best = 0.0
+        for _, (_, strength) in self._automaton.iter(normalise_for_match(text)):
+            best = max(best, strength)
+        return best
+
+    def page_strength(self, found: PageEntities | None) -> float:
+        """The strongest counted entity the page mentions (as linked); 0 if none."""
+        if found is None:
+            return 0.0
+        return max((self._strength.get(m.entity, 0.0) for m in found.mentions), default=0.0)
+
+    def learn(self, found: PageEntities) -> bool:
+        """Grow the graph with a page: its relations that touch a counted entity, and, on a
+        page that mentions an entity inside the radius, the other entities it mentions
+        (co-mentioned entities count as neighbours). True when the counted entities changed.
+        """
+        edges = [(r.subject, r.object) for r in found.relations]
+        near = {m.entity for m in found.mentions if self._distance.get(m.entity, 99) < self._radius}
+        if near:
+            others = {m.entity for m in found.mentions if m.entity not in near}
+            edges += [(one, other) for one in near for other in others]
+        grew = False
+        for ends in edges:
+            if not any(end in self._strength for end in ends):
+                continue
+            for one, other in (ends, ends[::-1]):
+                linked = self._extra.setdefault(one, set())
+                if other not in linked:
+                    linked.add(other)
+                    grew = True
+        if not grew:
+            return False
+        for mention in found.mentions:
+            self._names.setdefault(mention.entity, mention.surface)
+        before = set(self._strength)
+        self._rebuild()
+        return set(self._strength) != before
+
+
+class KgStrategy:
+    """Wraps a strategy: boosts links tied to preferred entities, and keeps pages' findings.
+
+    Args:
+        inner: the crawl's strategy.
+        preference: the preferred entities (None: findings are kept, no link is boosted).
+        boost: the score added for a link of strength 1.
+    """
+
+    def __init__(
+        self,
+        inner: Strategy,
+        *,
+        preference: EntityPreference | None,
+        boost: float = 1.0,
+        clock: Any = time.time,
+    ) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._preference = preference
+        self._boost = boost
+        self._clock = clock
+        self._findings: list[PageFinding] = []
+        self._boosted: dict[str, float] = {}
+        self.boosted_links = 0
+
+    def __getattr__(self, name: str) -> Any:
+        # analyzer, follows_known_links, runs_in_thread ... are the inner strategy's.
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def take_findings(self) -> list[PageFinding]:
+        """The pages' findings kept since the last call (the caller records them)."""
+        taken, self._findings = self._findings, []
+        return taken
+
+    def seeds(self, requests: Iterable[Request]) -> Iterable[Request]:
+        return self._boost_all(self.inner.seeds(requests), page_strength=0.0, links={})
+
+    def on_error(self, request: Request, failure: FetchFailure) -> Iterable[Request]:
+        return self._boost_all(self.inner.on_error(request, failure), page_strength=0.0, links={})
+
+    def on_idle(self, limit: int) -> Iterable[Request]:
+        return self._boost_all(self.inner.on_idle(limit), page_strength=0.0, links={})
+
+    def on_page(self, page: Page) -> StrategyResult:
+        result = self.inner.on_page(page)
+        found = page.entities
+        if found is not None and (found.mentions or found.relations):
+            self._findings.append(PageFinding(page.url, found, self._clock()))
+        if self._preference is None:
+            return result
+        if found is not None:
+            self._preference.learn(found)
+        links = {link.url: (link.anchor, link.block_text) for link in page.links}
+        requests = tuple(
+            self._boost_all(
+                result.requests,
+                page_strength=self._preference.page_strength(found),
+                links=links,
+            )
+        )
+        rescored = tuple(
+            (url, score + self._boosted.get(url, 0.0)) for url, score in result.rescored
+        )
+        return dataclasses.replace(result, requests=requests, rescored=rescored)
+
+    def _boost_all(
+        self,
+        requests: Iterable[Request],
+        *,
+        page_strength: float,
+        links: Mapping[str, tuple[str, str]],
+    ) -> Iterable[Request]:
+        preference = self._preference
+        if preference is None:
+            yield from requests
+            return
+        for request in requests:
+            anchor, block = links.get(request.url, (request.anchor, ""))
+            strength = max(
+                preference.strength_in(anchor or request.anchor),
+                _BLOCK * preference.strength_in(block),
+                _URL * preference.strength_in(_url_words(request.url)),
+                _PAGE * page_strength,
+            )
+            if strength <= 0.0:
+                yield request
+                continue
+            boost = self._boost * strength
+            if len(self._boosted) >= _MAX_BOOSTED:
+                self._boosted.clear()
+            self._boosted[request.url] = boost
+            self.boosted_links += 1
+            reasons = {**request.reasons, "kg": round(boost, 6)}
+            yield dataclasses.replace(request, score=request.score + boost, reasons=reasons)
+
+
+def _url_words(url: str) -> str:
+    """The URL's path and query, unquoted (the host says nothing about an entity)."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.unquote(f"{parts.path} {parts.query}")
