@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from topicrawl.core.errors import ConfigError, StorageError, TopicrawlError
+
+if TYPE_CHECKING:
+    from topicrawl.kg.views import KgSnapshot
 
 __all__ = ["app"]
 
@@ -94,3 +101,92 @@ def kg_overrides(
     if entity_radius is not None:
         overrides["radius"] = entity_radius
     return overrides or None
+
+
+async def _snapshot(db: str, limit: int, urls: int) -> KgSnapshot:
+    from topicrawl.engine.build import sqlite_path  # noqa: PLC0415
+    from topicrawl.kg.store import KgStore  # noqa: PLC0415
+    from topicrawl.kg.views import graph_snapshot  # noqa: PLC0415
+
+    where = sqlite_path(db)
+    if where is not None and not where.is_file():
+        raise ConfigError(f"database {where} does not exist")
+    async with KgStore(db, read_only=True) as store:
+        return await graph_snapshot(store.engine, limit=limit, urls_per_entity=urls)
+
+
+@app.command()
+def show(
+    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL (read only).")],
+    limit: Annotated[int, typer.Option(min=1, help="Entities shown (most pages first).")] = 50,
+    urls: Annotated[int, typer.Option(min=0, help="URLs listed per entity.")] = 3,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON instead of tables.")] = False,
+) -> None:
+    """Entities (most mentioned first), the relations between them, and their pages."""
+    snapshot = _run(_snapshot(db, limit, urls))
+    if as_json:
+        out.print_json(json.dumps(snapshot.to_json(), ensure_ascii=False))
+        return
+    entities = Table(title=f"entities ({len(snapshot.nodes)} of {snapshot.total_entities})")
+    for column in ("key", "name", "type", "origin", "pages", "URLs"):
+        entities.add_column(column, overflow="fold")
+    for node in snapshot.nodes:
+        mark = " *" if node.preferred else ""
+        entities.add_row(
+            escape(node.key + mark),
+            escape(node.name),
+            escape(node.type),
+            node.origin,
+            str(node.pages),
+            escape("\n".join(snapshot.entity_urls.get(node.key, ()))),
+        )
+    out.print(entities)
+    relations = Table(title=f"relations ({len(snapshot.edges)} of {snapshot.total_relations})")
+    for column in ("subject", "relation", "object", "confidence", "source", "pages"):
+        relations.add_column(column, overflow="fold")
+    for edge in snapshot.edges:
+        relations.add_row(
+            escape(edge.subject),
+            escape(edge.type),
+            escape(edge.object),
+            f"{edge.confidence:.2f}",
+            escape(edge.provenance),
+            str(edge.pages),
+        )
+    out.print(relations)
+    if snapshot.preferred:
+        out.print("* preferred by the latest crawl")
+
+
+EXPORT_FORMATS = ("jsonl", "graphml")
+
+
+@app.command()
+def export(
+    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL (read only).")],
+    format: Annotated[str, typer.Option(help="jsonl (nodes, then edges) or graphml.")] = "jsonl",
+    output: Annotated[Path | None, typer.Option(help="File to write (default stdout).")] = None,
+) -> None:
+    """Write the whole graph: every entity with its URLs, and every relation."""
+    if format not in EXPORT_FORMATS:
+        err.print(f"[red]error:[/red] unknown --format {format!r}; use jsonl or graphml")
+        raise typer.Exit(EXIT_CONFIG)
+    if output is not None and (output.is_dir() or not output.parent.is_dir()):
+        err.print(f"[red]error:[/red] cannot write --output {output}")
+        raise typer.Exit(EXIT_CONFIG)
+    from topicrawl.kg.views import export_graphml, export_jsonl  # noqa: PLC0415
+
+    snapshot = _run(_snapshot(db, _EVERYTHING, _EVERYTHING))
+    data = export_jsonl(snapshot).encode("utf-8") if format == "jsonl" else export_graphml(snapshot)
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        partial = output.with_name(f".{output.name}.part")
+        partial.write_bytes(data)
+        partial.replace(output)
+    err.print(f"exported {len(snapshot.nodes)} entities and {len(snapshot.edges)} relations")
+
+
+# Every row: the export is of the whole graph.
+_EVERYTHING = 1 << 40

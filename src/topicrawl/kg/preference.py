@@ -46,6 +46,10 @@ _URL = 0.8
 _PAGE = 0.5
 _NON_WORD = re.compile(r"[\W_]+")
 _MAX_BOOSTED = 200_000  # URLs whose boost is remembered (to keep it through rescoring)
+# An entity on more than this share of the pages (once this many were seen) is template text.
+_EVERYWHERE_SHARE = 0.2
+_EVERYWHERE_AFTER = 20
+_RECHECK_EVERY = 25  # pages
 
 
 def normalise_for_match(text: str) -> str:
@@ -72,6 +76,8 @@ class EntityPreference:
         self._radius = radius
         self._extra: dict[str, set[str]] = {}  # edges seen in the crawl: key -> neighbours
         self._names: dict[str, str] = {}  # found entities' names, by key
+        self._pages = 0  # pages learned from
+        self._mentioned: dict[str, int] = {}  # pages that mention each entity
         self._rebuild()
 
     @property
@@ -85,7 +91,8 @@ class EntityPreference:
         for step in range(1, self._radius + 1):
             nearer = []
             for key in frontier:
-                for near in self._kb.neighbours(key) | self._extra.get(key, set()):
+                co_mentioned = {n for n in self._extra.get(key, ()) if not self._everywhere(n)}
+                for near in self._kb.neighbours(key) | co_mentioned:
                     if near not in distance:
                         distance[near] = step
                         nearer.append(near)
@@ -106,6 +113,14 @@ class EntityPreference:
         if best:
             automaton.make_automaton()
         self._automaton = automaton if best else None
+
+    def _everywhere(self, key: str) -> bool:
+        """Whether an entity is on too many pages to say anything (a site's name in its
+        template): such an entity is nobody's neighbour by co-mention."""
+        return (
+            self._pages >= _EVERYWHERE_AFTER
+            and self._mentioned.get(key, 0) > _EVERYWHERE_SHARE * self._pages
+        )
 
     def _names_of(self, key: str) -> list[str]:
         entity = self._kb.get(key)
@@ -134,6 +149,9 @@ class EntityPreference:
         page that mentions an entity inside the radius, the other entities it mentions
         (co-mentioned entities count as neighbours). True when the counted entities changed.
         """
+        self._pages += 1
+        for key in {m.entity for m in found.mentions}:
+            self._mentioned[key] = self._mentioned.get(key, 0) + 1
         edges = [(r.subject, r.object) for r in found.relations]
         near = {m.entity for m in found.mentions if self._distance.get(m.entity, 99) < self._radius}
         if near:
@@ -148,7 +166,8 @@ class EntityPreference:
                 if other not in linked:
                     linked.add(other)
                     grew = True
-        if not grew:
+        # Now and then anyway: an entity may have turned out to be on every page.
+        if not grew and self._pages % _RECHECK_EVERY:
             return False
         for mention in found.mentions:
             self._names.setdefault(mention.entity, mention.surface)

@@ -119,3 +119,17 @@ def test_match_forms(kb: KnowledgeBase) -> None:
     assert preference.strength_in("诺兰的新电影") == 1.0  # no spaces around Chinese names
     assert preference.strength_in("/films/christopher-nolan/") == 1.0
     assert preference.strength_in("Nolanesque films") == 0.0
+
+
+def test_an_entity_on_every_page_is_no_neighbour(kb: KnowledgeBase) -> None:
+    kb, keys = preferred_keys(kb, ("Kip Thorne",))
+    preference = EntityPreference(kb, keys, radius=1)
+    site = EntityMention("found:unknown:daily orbit", "Daily Orbit", "", 0, 11, 0.0)
+    kip = EntityMention("found:unknown:kip thorne", "Kip Thorne", "", 20, 30, 0.0)
+    film = EntityMention("found:unknown:interstellar", "Interstellar", "", 40, 52, 0.0)
+    preference.learn(PageEntities((site, kip, film), ()))
+    for _ in range(30):  # the site's name is in every page's template
+        preference.learn(PageEntities((site,), ()))
+    preference.learn(PageEntities((site, kip, film), ()))
+    assert preference.strength_in("Interstellar") == 0.5
+    assert preference.strength_in("Daily Orbit home") == 0.0
