@@ -19,9 +19,11 @@ Below ``nil_threshold`` the mention is NIL: it becomes a *found* entity of its o
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -77,6 +79,45 @@ class Candidate(NamedTuple):
     match: float
     prior: float
     how: str
+
+
+class _PageContext:
+    """A page's context tokens, and each mention's (the tokens near it), read once a page."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._page: frozenset[str] | None = None
+
+    @property
+    def page(self) -> frozenset[str]:
+        """The tokens of the page's first characters (read on first use)."""
+        if self._page is None:
+            self._read()
+        assert self._page is not None
+        return self._page
+
+    def _read(self) -> None:
+        lowered = self._text.lower()
+        positioned = [
+            (m.start(), m.group())
+            for m in _WORD.finditer(lowered)
+            if len(m.group()) > 1 and m.group() not in _STOP
+        ]
+        for run in _CJK_RUN.finditer(lowered):
+            word, at = run.group(), run.start()
+            positioned += [(at + i, word[i : i + 2]) for i in range(len(word) - 1)]
+        positioned.sort()
+        self._offsets = [at for at, _ in positioned]
+        self._tokens = [token for _, token in positioned]
+        self._page = frozenset(self._tokens[: bisect.bisect_left(self._offsets, _PAGE_CONTEXT)])
+
+    def around(self, start: int, end: int) -> frozenset[str]:
+        """The tokens within the window around ``start``-``end``."""
+        if self._page is None:
+            self._read()
+        low = bisect.bisect_left(self._offsets, start - _WINDOW)
+        high = bisect.bisect_right(self._offsets, end + _WINDOW)
+        return frozenset(self._tokens[low:high])
 
 
 class Linker:
@@ -176,17 +217,16 @@ class Linker:
         """Link every span of ``text``: a KB entity's key, or a found entity's (NIL)."""
         if not spans:
             return []
-        page = context_tokens(text[:_PAGE_CONTEXT])
+        context = _PageContext(text)
         options = [self.candidates(span.surface) for span in spans]
-        windows = [context_tokens(text[max(0, s.start - _WINDOW) : s.end + _WINDOW]) for s in spans]
         first = [
-            self._choose(span, found, window, page, frozenset())
-            for span, found, window in zip(spans, options, windows, strict=True)
+            self._choose(span, found, context, frozenset())
+            for span, found in zip(spans, options, strict=True)
         ]
         linked = frozenset(key for key, _ in first if key is not None)
         mentions = []
-        for span, found, window in zip(spans, options, windows, strict=True):
-            key, score = self._choose(span, found, window, page, linked)
+        for span, found in zip(spans, options, strict=True):
+            key, score = self._choose(span, found, context, linked)
             if key is None:
                 mentions.append(
                     EntityMention(
@@ -210,22 +250,24 @@ class Linker:
         self,
         span: Span,
         candidate: Candidate,
-        window: set[str],
-        page: set[str],
+        window: AbstractSet[str],
+        page: AbstractSet[str],
         linked: frozenset[str],
     ) -> float:
         """One candidate's score for one mention (0-1)."""
         w = self._weights
         profile = self._profiles.get(candidate.key, frozenset())
-        shared = len(profile & window) + 0.5 * len(profile & page)
-        context = 1.0 - math.exp(-shared / w.context_saturation) if profile else 0.0
+        context = 0.0
+        if profile:
+            shared = len(profile & window) + 0.5 * len(profile & page)
+            context = 1.0 - math.exp(-shared / w.context_saturation)
         entity = self._kb.get(candidate.key)
         if not span.type or span.type == "other" or entity is None:
             agreement = 0.5
         else:
             agreement = 1.0 if entity.type == span.type else 0.0
-        neighbours = self._kb.neighbours(candidate.key)
-        coherence = min(1.0, len(neighbours & (linked - {candidate.key})) / 2.0)
+        # An entity is never its own neighbour, so it never counts itself here.
+        coherence = min(1.0, len(self._kb.neighbours(candidate.key) & linked) / 2.0)
         total = (
             w.prior * candidate.prior
             + w.context * context
@@ -237,17 +279,25 @@ class Linker:
     def _choose(
         self,
         span: Span,
-        found: Iterable[Candidate],
-        window: set[str],
-        page: set[str],
+        found: Sequence[Candidate],
+        context: _PageContext,
         linked: frozenset[str],
     ) -> tuple[str | None, float]:
+        threshold = self._weights.nil_threshold
+        if len(found) == 1:
+            # One candidate: the page's words can only add to a score that is enough
+            # already, so they are read only when it is not.
+            score = self.score(span, found[0], frozenset(), frozenset(), linked)
+            if score >= threshold:
+                return found[0].key, score
         best_key, best = None, 0.0
-        for candidate in found:
-            score = self.score(span, candidate, window, page, linked)
-            if score > best:
-                best_key, best = candidate.key, score
-        if best < self._weights.nil_threshold:
+        if found:
+            window = context.around(span.start, span.end)
+            for candidate in found:
+                score = self.score(span, candidate, window, context.page, linked)
+                if score > best:
+                    best_key, best = candidate.key, score
+        if best < threshold:
             return None, best
         return best_key, best
 

@@ -122,10 +122,13 @@ def _sentence_relations(
         for second in inside[i + 1 :]:
             if first.entity == second.entity:
                 continue
+            near = second.start - first.end <= _MAX_GAP
+            if not near and not kb.relations_between(first.entity, second.entity):
+                continue
             sureness = min(first.score, second.score)
             between = text[first.end : second.start]
             typed = False
-            if len(between) <= _MAX_GAP:
+            if near:
                 after = text[second.end : second.end + 10]
                 for pattern in patterns:
                     if not pattern.between.fullmatch(between):
