@@ -357,7 +357,10 @@ async def open_crawl(
             yield crawler
         finally:
             if kg is not None:
-                await kg.record()
+                try:
+                    await kg.record()
+                except StorageError:  # the pages are stored; only their entity index is short
+                    log.exception("could not record the last pages' entities")
             await save_learning(strategy, settings.storage.url, run_id=run_id)
             if own_run:
                 await _finish_run(storage, run_id, crawler)

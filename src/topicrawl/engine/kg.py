@@ -3,6 +3,7 @@ wrapper around the strategy, and the recorder that writes pages' findings to the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -14,11 +15,15 @@ from topicrawl.focus import BfsStrategy
 from topicrawl.kg.analyse import EntityAnalyzer
 from topicrawl.kg.model import FOUND, Entity, KnowledgeBase, found_key
 from topicrawl.kg.preference import EntityPreference, KgStrategy
-from topicrawl.kg.store import KgStore
+from topicrawl.kg.store import KgStore, PageFinding
 
 __all__ = ["CrawlKg", "open_kg", "preferred_keys"]
 
 log = logging.getLogger(__name__)
+
+# Pages whose findings one transaction writes: short transactions, so the crawl's own storage
+# never waits long for SQLite's write lock.
+_PAGES_PER_WRITE = 100
 
 
 def preferred_keys(kb: KnowledgeBase, names: tuple[str, ...]) -> tuple[KnowledgeBase, list[str]]:
@@ -84,9 +89,26 @@ async def open_kg(
                 settings.radius,
             )
 
+        writing: list[asyncio.Task[None]] = []
+
+        async def write(findings: list[PageFinding]) -> None:
+            for start in range(0, len(findings), _PAGES_PER_WRITE):
+                await store.record(findings[start : start + _PAGES_PER_WRITE], kb)
+
         async def record() -> None:
+            # One write at a time, each in a task of its own that a cancelled checkpoint does
+            # not interrupt: a SQLite transaction cut off half way would keep the database's
+            # write lock from the crawl's own storage.
+            while writing and not writing[-1].done():
+                await asyncio.shield(writing[-1])
             findings = wrapped.take_findings()
             if findings and recognise:
-                await store.record(findings, kb)
+                writing[:] = [asyncio.create_task(write(findings))]
+                await asyncio.shield(writing[0])
 
-        yield CrawlKg(EntityAnalyzer(kb) if recognise else None, wrapped, record)
+        try:
+            yield CrawlKg(EntityAnalyzer(kb) if recognise else None, wrapped, record)
+        finally:
+            for task in writing:
+                with contextlib.suppress(Exception):
+                    await task

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-from sqlalchemy import Table, delete, func, select, text, tuple_
+from sqlalchemy import Table, delete, func, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from topicrawl.core.errors import ConfigError, StorageError
 from topicrawl.core.models import PageEntities
 from topicrawl.kg.model import FOUND, LOADED, Alias, Entity, KnowledgeBase, Relation
-from topicrawl.storage.migrations import check_readable, migrate
+from topicrawl.storage.opening import open_engine
 from topicrawl.storage.schema import (
     kg_aliases,
     kg_entities,
@@ -29,7 +29,7 @@ from topicrawl.storage.schema import (
     kg_relation_urls,
     kg_relations,
 )
-from topicrawl.storage.target import WRITE_OPTION, create_engine, parse_target
+from topicrawl.storage.target import WRITE_OPTION, parse_target
 
 __all__ = ["KgCounts", "KgStore", "PageFinding"]
 
@@ -81,29 +81,12 @@ class KgStore:
         """
         if self._engine is not None:
             return
-        engine = create_engine(
+        self._engine = await open_engine(
             self._target,
             busy_timeout=self._busy_timeout,
-            connect_timeout=10.0,
+            what="the knowledge graph in",
             read_only=self._read_only,
         )
-        try:
-            if self._read_only:
-                await check_readable(engine, display=self._target.display)
-            else:
-                async with engine.execution_options(**{WRITE_OPTION: True}).begin() as connection:
-                    if self._target.schema is not None:
-                        await connection.execute(
-                            text(f'CREATE SCHEMA IF NOT EXISTS "{self._target.schema}"')
-                        )
-                    await migrate(connection)
-        except (OperationalError, DBAPIError, OSError) as exc:
-            await engine.dispose()
-            raise StorageError(f"cannot open {self._target.display}: {exc}") from exc
-        except BaseException:
-            await engine.dispose()
-            raise
-        self._engine = engine
 
     async def close(self) -> None:
         """Disconnect."""
