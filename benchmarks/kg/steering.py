@@ -5,8 +5,9 @@ chosen before any run by a fixed rule: the five English and the five Chinese ent
 the demo web's vocabularies that the most pages mention (ground truth: the generator's own
 page text). Each is crawled breadth-first to the end twice, without and with the preference
 (no knowledge base: the name is preferred as it is). The measure is the fetches until 90 %
-of the entity's pages (those the crawl reaches) were fetched, and the ratio with/without;
-the summary is the geometric mean of the ratios. Usage::
+of the entity's pages (those the crawl reaches) were fetched, and the ratio with/without
+(and the same for the mean fetch position of those pages); the summary is the geometric
+mean of the ratios. Usage::
 
     python benchmarks/kg/steering.py [--strategy bfs] [--workers 1]
 """
@@ -59,9 +60,13 @@ async def crawl(
         return [url for (url,) in connection.execute("SELECT final_url FROM pages ORDER BY id")]
 
 
+def positions(order: list[str], gold: set[str]) -> list[int]:
+    return [i for i, url in enumerate(order, start=1) if url in gold]
+
+
 def fetches_to_90(order: list[str], gold: set[str]) -> int:
-    positions = [i for i, url in enumerate(order, start=1) if url in gold]
-    return positions[math.ceil(0.9 * len(positions)) - 1]
+    found = positions(order, gold)
+    return found[math.ceil(0.9 * len(found)) - 1]
 
 
 async def main() -> None:
@@ -71,11 +76,11 @@ async def main() -> None:
     args = parser.parse_args()
     web = DemoWeb.generate(seed=11, hosts=4, pages_per_host=25)
     server = DemoWebServer(web, slow_delay=0.2)
-    ratios = []
+    ratios, mean_ratios = [], []
     with server.run_in_thread(), tempfile.TemporaryDirectory() as scratch:
         bound = server.web
         plain = await crawl(server, Path(scratch) / "plain.db", args.strategy, args.workers, None)
-        print(f"{'entity':18s} pages  without  with  ratio")
+        print(f"{'entity':18s} pages  without  with  ratio  mean without  with  ratio")
         for name, count in chosen(web):
             gold = {bound.url_of(p) for p in bound.pages if p.is_document and name in p.text}
             gold &= set(plain)
@@ -83,8 +88,18 @@ async def main() -> None:
             preferring = await crawl(server, db, args.strategy, args.workers, name)
             without, with_ = fetches_to_90(plain, gold), fetches_to_90(preferring, gold)
             ratios.append(with_ / without)
-            print(f"{name:18s} {count:5d}  {without:7d}  {with_:4d}  {with_ / without:5.2f}")
-    print(f"geometric mean of the ratios: {statistics.geometric_mean(ratios):.2f}")
+            mean_without = statistics.mean(positions(plain, gold))
+            mean_with = statistics.mean(positions(preferring, gold))
+            mean_ratios.append(mean_with / mean_without)
+            print(
+                f"{name:18s} {count:5d}  {without:7d}  {with_:4d}  {with_ / without:5.2f}"
+                f"  {mean_without:12.0f}  {mean_with:4.0f}  {mean_with / mean_without:5.2f}"
+            )
+    print(
+        "geometric mean of the ratios: to 90 %"
+        f" {statistics.geometric_mean(ratios):.2f}, mean position"
+        f" {statistics.geometric_mean(mean_ratios):.2f}"
+    )
 
 
 if __name__ == "__main__":
