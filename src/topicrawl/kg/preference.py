@@ -11,9 +11,12 @@ page as ``pages.reasons``). A link is raised when
 - its page mentions one (times 0.5: a page about the entity links to more of it).
 
 The boost is ``boost`` times the strongest of these, added to the inner strategy's score.
-The wrapper also keeps each page's recognised entities and relations until the engine takes
-them (:meth:`KgStrategy.take_findings`) to record them in the database, and grows its own
-graph with the relations it sees, so a preferred entity's new neighbours count from then on.
+When the graph grows (a preferred entity gets a new neighbour), links passed on earlier and
+still waiting that name the newcomer are raised too (``StrategyResult.rescored``; the
+frontier re-files those still queued). The wrapper also keeps each page's recognised
+entities and relations until the engine takes them (:meth:`KgStrategy.take_findings`) to
+record them in the database, and grows its own graph with them: the relations it sees, and
+entities named with a counted one on two pages, which count as its neighbours from then on.
 """
 
 from __future__ import annotations
@@ -44,8 +47,10 @@ __all__ = ["EntityPreference", "KgStrategy", "normalise_for_match"]
 _BLOCK = 0.6
 _URL = 0.8
 _PAGE = 0.5
+_CO_MENTION_PAGES = 2  # pages naming two entities that make them neighbours
 _NON_WORD = re.compile(r"[\W_]+")
 _MAX_BOOSTED = 200_000  # URLs whose boost is remembered (to keep it through rescoring)
+_MAX_WAITING = 50_000  # unraised links remembered, to raise when the graph grows
 # An entity on more than this share of the pages (once this many were seen) is template text.
 _EVERYWHERE_SHARE = 0.2
 _EVERYWHERE_AFTER = 20
@@ -78,6 +83,7 @@ class EntityPreference:
         self._names: dict[str, str] = {}  # found entities' names, by key
         self._pages = 0  # pages learned from
         self._mentioned: dict[str, int] = {}  # pages that mention each entity
+        self._together: dict[tuple[str, str], int] = {}  # pages naming both
         self._rebuild()
 
     @property
@@ -145,18 +151,26 @@ class EntityPreference:
         return max((self._strength.get(m.entity, 0.0) for m in found.mentions), default=0.0)
 
     def learn(self, found: PageEntities) -> bool:
-        """Grow the graph with a page: its relations that touch a counted entity, and, on a
-        page that mentions an entity inside the radius, the other entities it mentions
-        (co-mentioned entities count as neighbours). True when the counted entities changed.
+        """Grow the graph with a page: its relations that touch a counted entity, and the
+        entities named on two pages with an entity inside the radius (they count as its
+        neighbours). True when the counted entities changed.
         """
         self._pages += 1
         for key in {m.entity for m in found.mentions}:
             self._mentioned[key] = self._mentioned.get(key, 0) + 1
         edges = [(r.subject, r.object) for r in found.relations]
-        near = {m.entity for m in found.mentions if self._distance.get(m.entity, 99) < self._radius}
-        if near:
-            others = {m.entity for m in found.mentions if m.entity not in near}
-            edges += [(one, other) for one in near for other in others]
+        inside = {
+            m.entity for m in found.mentions if self._distance.get(m.entity, 99) < self._radius
+        }
+        others = {m.entity for m in found.mentions} - inside
+        for one in inside:
+            # Named on the same page as the entity, on more than one page: once may be a
+            # page's far corner (a list of other stories), twice is a pattern.
+            for other in others:
+                pair = (one, other)
+                self._together[pair] = self._together.get(pair, 0) + 1
+                if self._together[pair] == _CO_MENTION_PAGES:
+                    edges.append(pair)
         grew = False
         for ends in edges:
             if not any(end in self._strength for end in ends):
@@ -200,7 +214,11 @@ class KgStrategy:
         self._clock = clock
         self._findings: list[PageFinding] = []
         self._boosted: dict[str, float] = {}
+        # Links passed on unraised: their score, anchor and block, to raise them when the
+        # graph grows while they wait (oldest dropped first past the cap).
+        self._waiting: dict[str, tuple[float, str, str]] = {}
         self.boosted_links = 0
+        self.raised_links = 0
 
     def __getattr__(self, name: str) -> Any:
         # analyzer, follows_known_links, runs_in_thread ... are the inner strategy's.
@@ -229,8 +247,8 @@ class KgStrategy:
             self._findings.append(PageFinding(page.url, found, self._clock()))
         if self._preference is None:
             return result
-        if found is not None:
-            self._preference.learn(found)
+        self._waiting.pop(page.url, None)
+        grew = found is not None and self._preference.learn(found)
         links = {link.url: (link.anchor, link.block_text) for link in page.links}
         requests = tuple(
             self._boost_all(
@@ -239,10 +257,37 @@ class KgStrategy:
                 links=links,
             )
         )
-        rescored = tuple(
-            (url, score + self._boosted.get(url, 0.0)) for url, score in result.rescored
+        rescored = [(url, score + self._boosted.get(url, 0.0)) for url, score in result.rescored]
+        if grew:
+            rescored += self._raise_waiting()
+        return dataclasses.replace(result, requests=requests, rescored=tuple(rescored))
+
+    def _raise_waiting(self) -> list[tuple[str, float]]:
+        """New scores for links queued before the graph grew that now name a counted entity
+        (the frontier re-files those still waiting)."""
+        preference = self._preference
+        assert preference is not None
+        raised = []
+        for url, (score, anchor, block) in list(self._waiting.items()):
+            strength = self._strength(preference, url, anchor, block, 0.0)
+            if strength > 0.0:
+                boost = self._boost * strength
+                self._boosted[url] = boost
+                raised.append((url, score + boost))
+                del self._waiting[url]
+        self.raised_links += len(raised)
+        return raised
+
+    @staticmethod
+    def _strength(
+        preference: EntityPreference, url: str, anchor: str, block: str, page_strength: float
+    ) -> float:
+        return max(
+            preference.strength_in(anchor),
+            _BLOCK * preference.strength_in(block),
+            _URL * preference.strength_in(_url_words(url)),
+            _PAGE * page_strength,
         )
-        return dataclasses.replace(result, requests=requests, rescored=rescored)
 
     def _boost_all(
         self,
@@ -257,15 +302,15 @@ class KgStrategy:
             return
         for request in requests:
             anchor, block = links.get(request.url, (request.anchor, ""))
-            strength = max(
-                preference.strength_in(anchor or request.anchor),
-                _BLOCK * preference.strength_in(block),
-                _URL * preference.strength_in(_url_words(request.url)),
-                _PAGE * page_strength,
-            )
+            anchor = anchor or request.anchor
+            strength = self._strength(preference, request.url, anchor, block, page_strength)
             if strength <= 0.0:
+                if len(self._waiting) >= _MAX_WAITING:
+                    self._waiting.pop(next(iter(self._waiting)))
+                self._waiting[request.url] = (request.score, anchor, block)
                 yield request
                 continue
+            self._waiting.pop(request.url, None)
             boost = self._boost * strength
             if len(self._boosted) >= _MAX_BOOSTED:
                 self._boosted.clear()

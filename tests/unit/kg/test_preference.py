@@ -91,6 +91,11 @@ def test_the_graph_grows_with_relations_and_co_mentions(kb: KnowledgeBase) -> No
         (),
     )
     strategy.on_page(page(entities=seen))
+    assert boosts(strategy, page(link)) == {"/x": 0.0}  # named together once: chance
+    # Named together on a second page: a neighbour now, and the link passed on unraised
+    # before, still waiting, is raised (re-scored) at once.
+    result = strategy.on_page(page(entities=seen))
+    assert result.rescored == ((f"{BASE}/x", -1.0 + 0.5),)
     assert boosts(strategy, page(link)) == {"/x": 0.5}
     # A relation found on a page links a preferred entity to a KB one the same way.
     relation = RelationMention("found:unknown:kip thorne", "works_for", "nolan", 0.8, "...")
@@ -127,7 +132,8 @@ def test_an_entity_on_every_page_is_no_neighbour(kb: KnowledgeBase) -> None:
     site = EntityMention("found:unknown:daily orbit", "Daily Orbit", "", 0, 11, 0.0)
     kip = EntityMention("found:unknown:kip thorne", "Kip Thorne", "", 20, 30, 0.0)
     film = EntityMention("found:unknown:interstellar", "Interstellar", "", 40, 52, 0.0)
-    preference.learn(PageEntities((site, kip, film), ()))
+    for _ in range(2):
+        preference.learn(PageEntities((site, kip, film), ()))
     for _ in range(30):  # the site's name is in every page's template
         preference.learn(PageEntities((site,), ()))
     preference.learn(PageEntities((site, kip, film), ()))
