@@ -44,6 +44,12 @@ app = typer.Typer(
 err = Console(stderr=True)
 out = Console()
 app.add_typer(topics_app, name="topics")
+# -- kg (helper s14-kg) --
+from topicrawl.cli.kg import app as kg_app  # noqa: E402
+from topicrawl.cli.kg import kg_overrides  # noqa: E402
+
+app.add_typer(kg_app, name="kg")
+# -- end kg --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = 2
@@ -173,11 +179,24 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
     metrics_port: MetricsPortOption = None,
+    # -- kg (helper s14-kg) --
+    prefer_entity: Annotated[
+        list[str] | None,
+        typer.Option(help="Crawl links tied to this entity first (KB id or name; repeatable)."),
+    ] = None,
+    prefer_entities: Annotated[
+        Path | None, typer.Option(help="File of preferred entities, one per line.")
+    ] = None,
+    entity_radius: Annotated[
+        int | None, typer.Option(help="Relations from a preferred entity that still count.")
+    ] = None,
+    # -- end kg --
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     _setup_logging(log_level)
     try:
         seeds = read_seeds(seed, seeds_file)
+        kg = kg_overrides(prefer_entity, prefer_entities, entity_radius)
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG) from exc
@@ -200,6 +219,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         kwargs["sitemaps"] = True
     put(kwargs, "feeds", tuple(feed) if feed else None)
     put(kwargs, "frontier", {"kind": frontier} if frontier else None)
+    put(kwargs, "kg", kg)
     report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet, metrics_port))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))

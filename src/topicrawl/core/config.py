@@ -49,6 +49,7 @@ __all__ = [
     "CrawlSettings",
     "FetchSettings",
     "FrontierSettings",
+    "KgSettings",
     "PolitenessSettings",
     "ScopeSettings",
     "StorageSettings",
@@ -270,6 +271,55 @@ class StorageSettings(_Section):
         return _no_control_characters(value)
 
 
+# -- kg (helper s14-kg) --
+class KgSettings(_Section):
+    """The knowledge graph: recognising entities in pages, and preferring some of them."""
+
+    recognise: bool | None = Field(
+        None,
+        description=(
+            "Recognise and link entities in every page (in the parse workers) and record them"
+            " in the database's kg tables; None = when the database has a knowledge base"
+            " (`topicrawl kg load`) or entities are preferred."
+        ),
+    )
+    prefer: ListSetting = Field(
+        (),
+        description=(
+            "Entities whose links are crawled first: KB ids or names (a name the KB lacks is"
+            " looked for as it is)."
+        ),
+    )
+    radius: int = Field(
+        1, ge=0, le=5, description="Relations from a preferred entity that still count."
+    )
+    boost: float | None = Field(
+        None,
+        gt=0,
+        le=1000,
+        description=(
+            "Score added to a link naming a preferred entity (a neighbour d relations away:"
+            " boost / (1 + d)); None = 1 for the scoring strategies (scores of 0-1) and"
+            " scope.max_depth + 1 for bfs (scores are -depth, so a preferred link goes ahead"
+            " of every level)."
+        ),
+    )
+
+    _lists = field_validator("prefer", mode="before")(_pattern_list)
+
+    @field_validator("prefer")
+    @classmethod
+    def _names_are_text(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if not name.strip():
+                raise ValueError("an empty entity name")
+            _no_control_characters(name)
+        return tuple(" ".join(name.split()) for name in names)
+
+
+# -- end kg --
+
+
 class CrawlSettings(BaseSettings):
     """A whole crawl's settings."""
 
@@ -322,6 +372,7 @@ class CrawlSettings(BaseSettings):
     scope: ScopeSettings = ScopeSettings()
     frontier: FrontierSettings = FrontierSettings()
     storage: StorageSettings = StorageSettings()
+    kg: KgSettings = KgSettings()
 
     _lists = field_validator("seeds", "topics", "feeds", mode="before")(_comma_list)
 

@@ -12,13 +12,16 @@ from typing import NamedTuple
 __all__ = [
     "EMPTY_REASONS",
     "CrawlStats",
+    "EntityMention",
     "ErrorKind",
     "FetchFailure",
     "HeldHost",
     "Lease",
     "Link",
     "Page",
+    "PageEntities",
     "ParsedPage",
+    "RelationMention",
     "Request",
     "Response",
     "StrategyResult",
@@ -132,6 +135,39 @@ class Link(NamedTuple):
     nofollow: bool = False
 
 
+class EntityMention(NamedTuple):
+    """A name recognised in a page's text and the entity it was linked to.
+
+    ``entity`` is the knowledge base's key of the entity, or of a new *found* entity when no
+    known one fitted (NIL); ``start`` and ``end`` index the page's text. ``score`` is the
+    linker's confidence in the choice (0-1).
+    """
+
+    entity: str
+    surface: str
+    type: str
+    start: int
+    end: int
+    score: float
+
+
+class RelationMention(NamedTuple):
+    """A relation read from one sentence of a page, between two linked entities (keys)."""
+
+    subject: str
+    relation: str
+    object: str
+    confidence: float
+    evidence: str
+
+
+class PageEntities(NamedTuple):
+    """What knowledge-graph recognition found in one page (plain tuples: cheap to pickle)."""
+
+    mentions: tuple[EntityMention, ...]
+    relations: tuple[RelationMention, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedPage:
     """What the HTML parser extracts from one document."""
@@ -155,7 +191,8 @@ class Page:
     strategy can read what the page inherited from its parent in ``reasons["inherited"]``).
     ``terms`` are the page's term counts by the strategy's own analyzer, when the engine's
     parse worker counted them (see :class:`~topicrawl.core.protocols.Strategy`); they are
-    not stored.
+    not stored. ``entities`` are the entities and relations recognised in the page when the
+    crawl has a knowledge graph (see :mod:`topicrawl.kg`); they are stored in its tables.
     """
 
     url: str
@@ -182,6 +219,7 @@ class Page:
     redirects: tuple[str, ...] = ()
     noindex: bool = False
     terms: Mapping[str, int] | None = field(default=None, compare=False, hash=False, repr=False)
+    entities: PageEntities | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

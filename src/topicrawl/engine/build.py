@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from topicrawl.core.errors import ConfigError, StorageError
 from topicrawl.core.models import CrawlStats, Request
 from topicrawl.core.protocols import Frontier, Storage, Strategy
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ProgressFn
+from topicrawl.engine.kg import open_kg
 from topicrawl.engine.learning import LearningCheckpoints, restore_learning, save_learning
 from topicrawl.engine.parsing import PageParser, default_parse_workers
 from topicrawl.engine.samples import CrawlSampler, SampleSink
@@ -273,13 +274,22 @@ async def open_crawl(
         retries=storage_retries,
     )
     async with contextlib.AsyncExitStack() as stack:
-        workers = settings.parse_workers
-        workers = default_parse_workers() if workers < 0 else workers
-        parser = PageParser(workers=workers, analyzer=getattr(strategy, "analyzer", None))
-        stack.push_async_callback(parser.close)
-        await parser.start()
         await storage.open()
         stack.push_async_callback(storage.close)
+        # The knowledge graph (kg, helper s14-kg): its analyzer goes to the parse workers, its
+        # wrapper around the strategy boosts preferred entities' links; None when unused.
+        kg = await stack.enter_async_context(
+            open_kg(settings.kg, settings.storage.url, strategy, max_depth=settings.scope.max_depth)
+        )
+        workers = settings.parse_workers
+        workers = default_parse_workers() if workers < 0 else workers
+        parser = PageParser(
+            workers=workers,
+            analyzer=getattr(strategy, "analyzer", None),
+            entities=kg.analyzer if kg is not None else None,
+        )
+        stack.push_async_callback(parser.close)
+        await parser.start()
         await restore_learning(strategy, settings.storage.url)
         in_hand = _pages_in_hand(settings, strategy)
         if frontier is None:
@@ -320,11 +330,14 @@ async def open_crawl(
             run_id = await storage.start_run(
                 name=settings.strategy, config=settings.model_dump_json(exclude={"seeds"})
             )
+        learning = LearningCheckpoints(
+            strategy, settings.storage.url, run_id=run_id, interval=learning_interval
+        )
         crawler = Crawler(
             fetcher=fetcher,
             frontier=frontier,
             storage=storage,
-            strategy=strategy,
+            strategy=kg.strategy if kg is not None else strategy,
             parse=parser,
             scope=scope,
             hosts=HostPolicy(delays=robots, min_delay=settings.politeness.delay),
@@ -340,9 +353,7 @@ async def open_crawl(
             ),
             run_id=run_id,
             on_progress=on_progress,
-            on_checkpoint=LearningCheckpoints(
-                strategy, settings.storage.url, run_id=run_id, interval=learning_interval
-            ),
+            on_checkpoint=learning if kg is None else _both(learning, kg.record),
         )
         await _observe(stack, crawler, storage, settings, node=node, metrics_port=metrics_port)
         await crawler.seed(
@@ -351,6 +362,11 @@ async def open_crawl(
         try:
             yield crawler
         finally:
+            if kg is not None:
+                try:
+                    await kg.record()
+                except StorageError:  # the pages are stored; only their entity index is short
+                    log.exception("could not record the last pages' entities")
             await save_learning(strategy, settings.storage.url, run_id=run_id)
             if own_run:
                 await _finish_run(storage, run_id, crawler)
@@ -387,6 +403,18 @@ async def _observe(
         )
         log.info("metrics at http://127.0.0.1:%d/metrics", port)
     await stack.enter_async_context(sampler.running())
+
+
+def _both(
+    first: Callable[[], Awaitable[None]], second: Callable[[], Awaitable[None]]
+) -> Callable[[], Awaitable[None]]:
+    async def both() -> None:
+        try:
+            await first()
+        finally:
+            await second()
+
+    return both
 
 
 async def _finish_run(storage: Storage, run_id: int, crawler: Crawler) -> None:

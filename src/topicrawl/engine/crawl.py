@@ -557,6 +557,7 @@ class Crawler:
             redirects=response.redirects,
             noindex=parsed.noindex,
             terms=document.terms,
+            entities=document.entities,
         )
 
     async def _keep(self, lease: Lease, page: Page, response: Response) -> None:

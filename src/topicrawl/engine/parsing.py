@@ -56,8 +56,10 @@ from dataclasses import dataclass, field
 from topicrawl.core.models import Response
 from topicrawl.core.protocols import TextAnalyzer
 from topicrawl.parse.worker import (
+    EntityAnalyzer,
     ParsedDocument,
     analyzer_frame,
+    entities_frame,
     parse_body,
     request_frame,
     unpack,
@@ -116,6 +118,8 @@ class PageParser:
             a big page (0: never).
         big_page_bytes: the body size from which a page counts as big.
         analyzer: counts each page's terms in the workers (``ParsedDocument.terms``).
+        entities: finds each page's entities and relations (``ParsedDocument.entities``), in
+            the workers, or here when pages are parsed here.
     """
 
     def __init__(
@@ -128,6 +132,7 @@ class PageParser:
         big_page_bytes: int = 500_000,
         command: Sequence[str] | None = None,
         analyzer: TextAnalyzer | None = None,
+        entities: EntityAnalyzer | None = None,
     ) -> None:
         if workers < 0:
             raise ValueError(f"workers must be >= 0, got {workers}")
@@ -141,6 +146,10 @@ class PageParser:
         self._big_page = big_page_bytes
         # Pickled once here, so an analyzer that cannot be pickled fails the crawl's set-up.
         self._analyzer = analyzer_frame(analyzer) if analyzer is not None and workers else None
+        self._entities = entities
+        self._entities_frame = (
+            entities_frame(entities) if entities is not None and workers else None
+        )
         self.parsed_inline = 0  # pages parsed on the event loop while the workers were blocked
         self._pending_bytes = 0
         self._room = asyncio.Condition()
@@ -174,7 +183,9 @@ class PageParser:
             inline = True
             self.parsed_inline += 1
         if inline:
-            return parse_body(body, response.final_url, charset=response.charset)
+            return parse_body(
+                body, response.final_url, charset=response.charset, entity_analyzer=self._entities
+            )
         async with self._room:
             await self._room.wait_for(
                 lambda: self._pending_bytes == 0 or self._pending_bytes + size <= self._budget
@@ -249,9 +260,10 @@ class PageParser:
         )
         worker = _Worker(process=process)
         worker.reader = asyncio.create_task(self._read(worker))
-        if self._analyzer is not None:
-            assert process.stdin is not None
-            process.stdin.writelines(self._analyzer)
+        for frame in (self._analyzer, self._entities_frame):
+            if frame is not None:
+                assert process.stdin is not None
+                process.stdin.writelines(frame)
         return worker
 
     def _submit(self, worker: _Worker, job: int, entry: _Job) -> None:

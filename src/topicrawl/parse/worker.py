@@ -20,6 +20,11 @@ crawl: a request with job number :data:`ANALYZER_JOB` carries the pickled analyz
 body and gets no reply; from then on every reply's ``packed`` ends with the page's term
 counts. An analyzer that cannot be loaded, or that fails on a page, leaves the counts out
 (``None``): the strategy then counts the page itself, so nothing is lost but time.
+
+Likewise a request with job number :data:`ENTITIES_JOB` gives the worker the crawl's entity
+analyzer (:class:`topicrawl.kg.analyse.EntityAnalyzer`): from then on every reply's
+``packed`` ends with the page's recognised entities and relations as plain tuples, or
+``None`` when the analyzer failed on the page (the page itself is fine).
 """
 
 from __future__ import annotations
@@ -29,10 +34,10 @@ import pickle
 import struct
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
 
-from topicrawl.core.models import Link, ParsedPage
+from topicrawl.core.models import EntityMention, Link, PageEntities, ParsedPage, RelationMention
 from topicrawl.parse.charset import decode_body
 from topicrawl.parse.content import content_hash_of_lines
 from topicrawl.parse.html import parse_html
@@ -42,11 +47,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANALYZER_JOB",
+    "ENTITIES_JOB",
     "HEADER",
     "REQUEST_HEAD",
+    "EntityAnalyzer",
     "Packed",
     "ParsedDocument",
     "analyzer_frame",
+    "entities_frame",
     "pack",
     "parse_body",
     "read_frame",
@@ -65,10 +73,19 @@ _PIPE_BYTES = 1 << 20
 _F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ, which Python 3.11's fcntl names only on Linux
 ANALYZER_JOB = -1
 """The job number of a request that gives the worker its text analyzer (no reply)."""
+ENTITIES_JOB = -2
+"""The job number of a request that gives the worker its entity analyzer (no reply)."""
 
-# What pack() makes: ParsedPage's fields with links as plain tuples, then digest, encoding
-# and term counts.
+EntityAnalyzer = Callable[[str, str], PageEntities]
+"""Finds a page's entities and relations from its title and text (it must pickle)."""
+
+# What pack() makes: ParsedPage's fields with links as plain tuples, then digest, encoding,
+# term counts and entities (mentions and relations as plain tuples).
 _PackedLinks = tuple[tuple[str, str, int, str, bool], ...]
+_PackedEntities = tuple[
+    tuple[tuple[str, str, str, int, int, float], ...],
+    tuple[tuple[str, str, str, float, str], ...],
+]
 Packed = tuple[
     str,
     str,
@@ -80,17 +97,20 @@ Packed = tuple[
     str | None,
     str | None,
     Mapping[str, int] | None,
+    _PackedEntities | None,
 ]
 
 
 class ParsedDocument(NamedTuple):
     """A parsed document: the page, the hash of its normalised text, the encoding it used,
-    and its term counts when an analyzer counted them."""
+    its term counts when an analyzer counted them, and its entities when an entity analyzer
+    looked for them."""
 
     page: ParsedPage
     digest: str | None
     encoding: str | None
     terms: Mapping[str, int] | None = None
+    entities: PageEntities | None = None
 
 
 def parse_body(
@@ -99,9 +119,10 @@ def parse_body(
     *,
     charset: str | None = None,
     analyzer: TextAnalyzer | None = None,
+    entity_analyzer: EntityAnalyzer | None = None,
 ) -> ParsedDocument:
-    """Decode (unless ``body`` is text already), parse and hash one HTML document, and count
-    its terms with ``analyzer`` if one is given.
+    """Decode (unless ``body`` is text already), parse and hash one HTML document, count its
+    terms with ``analyzer`` and find its entities with ``entity_analyzer`` if given.
 
     ``charset`` is what the response header declared; the decoder checks it (BOM, header,
     ``<meta>``, then detection), so a wrong declaration never garbles the text. An analyzer
@@ -129,24 +150,28 @@ def parse_body(
         try:
             terms = analyzer(page.title, page.text)
         except Exception:  # any analyzer bug: the strategy counts the page itself
-            _report_analyzer_failure(url)
-    return ParsedDocument(page, digest, encoding, terms)
+            _report_analyzer_failure(url, "text")
+    entities = None
+    if entity_analyzer is not None:
+        try:
+            entities = entity_analyzer(page.title, page.text)
+        except Exception:  # any analyzer bug: the page goes on without its entities
+            _report_analyzer_failure(url, "entity")
+    return ParsedDocument(page, digest, encoding, terms, entities)
 
 
-_analyzer_failures = 0
+_analyzer_failures: dict[str, int] = {}
 
 
-def _report_analyzer_failure(url: str) -> None:
+def _report_analyzer_failure(url: str, which: str) -> None:
     """The first failure's traceback goes to stderr, then a line at the 10th, 100th, ...: an
     analyzer that fails on every page must not print a traceback a page."""
-    global _analyzer_failures  # noqa: PLW0603 - one count per process
-    _analyzer_failures += 1
-    count = _analyzer_failures
+    count = _analyzer_failures[which] = _analyzer_failures.get(which, 0) + 1
     if count == 1:
-        print(f"the text analyzer failed on {url}:", file=sys.stderr)
+        print(f"the {which} analyzer failed on {url}:", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
     elif count == 10 ** (len(str(count)) - 1):
-        print(f"the text analyzer has failed on {count} pages (latest {url})", file=sys.stderr)
+        print(f"the {which} analyzer has failed on {count} pages (latest {url})", file=sys.stderr)
 
 
 def pack(doc: ParsedDocument) -> Packed:
@@ -154,12 +179,30 @@ def pack(doc: ParsedDocument) -> Packed:
     p = doc.page
     # A Link is a tuple of its fields in this order: copying it makes the plain tuple.
     links = cast("_PackedLinks", tuple(map(tuple, p.links)))
-    return (p.title, p.text, links, p.lang, p.canonical, p.noindex, p.nofollow, *doc[1:])
+    entities: _PackedEntities | None = None
+    if doc.entities is not None:
+        entities = cast(
+            "_PackedEntities",
+            (tuple(map(tuple, doc.entities.mentions)), tuple(map(tuple, doc.entities.relations))),
+        )
+    return (
+        p.title,
+        p.text,
+        links,
+        p.lang,
+        p.canonical,
+        p.noindex,
+        p.nofollow,
+        doc.digest,
+        doc.encoding,
+        doc.terms,
+        entities,
+    )
 
 
 def unpack(packed: Packed) -> ParsedDocument:
     """The inverse of :func:`pack`."""
-    title, text, links, lang, canonical, noindex, nofollow, digest, encoding, terms = packed
+    title, text, links, lang, canonical, noindex, nofollow, digest, encoding, terms, found = packed
     page = ParsedPage(
         title=title,
         text=text,
@@ -169,7 +212,13 @@ def unpack(packed: Packed) -> ParsedDocument:
         noindex=noindex,
         nofollow=nofollow,
     )
-    return ParsedDocument(page, digest, encoding, terms)
+    entities = None
+    if found is not None:
+        entities = PageEntities(
+            tuple(map(EntityMention._make, found[0])),
+            tuple(map(RelationMention._make, found[1])),
+        )
+    return ParsedDocument(page, digest, encoding, terms, entities)
 
 
 def request_frame(
@@ -191,15 +240,22 @@ def analyzer_frame(analyzer: TextAnalyzer) -> tuple[bytes, bytes]:
     )
 
 
-def _load_analyzer(body: bytes | str) -> TextAnalyzer | None:
+def entities_frame(analyzer: EntityAnalyzer) -> tuple[bytes, bytes]:
+    """The request that gives a worker its entity analyzer (as :func:`analyzer_frame`)."""
+    return request_frame(
+        ENTITIES_JOB, "", pickle.dumps(analyzer, protocol=pickle.HIGHEST_PROTOCOL), None
+    )
+
+
+def _load_analyzer(body: bytes | str) -> object | None:
     if isinstance(body, str):  # never sent as text: not an analyzer
         return None
     try:
-        analyzer = pickle.loads(body)  # noqa: S301 - our own parent wrote it
-    except Exception:  # e.g. a module missing here: pages go on without terms
+        loaded: object = pickle.loads(body)  # noqa: S301 - our own parent wrote it
+    except Exception:  # e.g. a module missing here: pages go on without terms or entities
         traceback.print_exc(file=sys.stderr)
         return None
-    return cast("TextAnalyzer", analyzer)
+    return loaded
 
 
 def read_frame(stream: BinaryIO) -> tuple[int, str, bytes | str, str | None] | None:
@@ -241,13 +297,19 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
     widen_pipe(inp.fileno())
     widen_pipe(out.fileno())
     analyzer: TextAnalyzer | None = None
+    entity_analyzer: EntityAnalyzer | None = None
     while (frame := read_frame(inp)) is not None:
         job, url, body, charset = frame
         if job == ANALYZER_JOB:
-            analyzer = _load_analyzer(body)
+            analyzer = cast("TextAnalyzer | None", _load_analyzer(body))
+            continue
+        if job == ENTITIES_JOB:
+            entity_analyzer = cast("EntityAnalyzer | None", _load_analyzer(body))
             continue
         try:
-            document = parse_body(body, url, charset=charset, analyzer=analyzer)
+            document = parse_body(
+                body, url, charset=charset, analyzer=analyzer, entity_analyzer=entity_analyzer
+            )
             result: object = (job, True, pack(document))
             del document
         except (ValueError, TypeError, UnicodeError, RecursionError, MemoryError) as exc:

@@ -46,6 +46,7 @@ from topicrawl.storage.outlinks import encode_links
 from topicrawl.storage.rows import host_of
 from topicrawl.storage.schema import (
     FOCUS_TABLES,
+    KG_TABLES,
     TRACKING_TABLES,
     Id,
     failures,
@@ -241,6 +242,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "one failure per URL; failures.url unique", _one_failure_per_url),
     Migration(
         6, "dashboard: pages.host, keyset indexes, run_samples, full-text search", _dashboard
+    ),
+    Migration(
+        7,
+        "knowledge graph: entities, aliases, relations, entity and relation URLs",
+        create_tables(*KG_TABLES),
     ),
 )
 

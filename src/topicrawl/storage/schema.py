@@ -32,11 +32,17 @@ from sqlalchemy import (
 
 __all__ = [
     "FOCUS_TABLES",
+    "KG_TABLES",
     "TRACKING_TABLES",
     "allocations",
     "failures",
     "focus_states",
     "heat_forecasts",
+    "kg_aliases",
+    "kg_entities",
+    "kg_entity_urls",
+    "kg_relation_urls",
+    "kg_relations",
     "labels",
     "metadata",
     "pages",
@@ -285,4 +291,73 @@ run_samples = Table(
     Column("failures_by_kind", Text, nullable=False, comment="JSON object kind -> count"),
     Column("waits", Text, nullable=False, comment="JSON object reason -> count"),
     Index("ix_run_samples_run_id_at", "run_id", "at"),
+)
+
+
+# -- knowledge graph (migration 7; see topicrawl.kg) -------------------------------------------
+# ``key`` names an entity across loads: the KB file's own id for a loaded entity, or
+# ``found:<type>:<name>`` for one the crawl recognised but could not link (origin "found").
+kg_entities = Table(
+    "kg_entities",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("key", Text, nullable=False, unique=True),
+    Column("name", Text, nullable=False),
+    Column("type", Text, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("lang", Text, nullable=True),
+    Column("origin", Text, nullable=False, comment="loaded or found"),
+    Column("created_at", Double, nullable=False),
+)
+
+# An alias's prior weighs how often the alias means this entity rather than another one.
+kg_aliases = Table(
+    "kg_aliases",
+    metadata,
+    Column("entity_id", Id, nullable=False),
+    Column("alias", Text, nullable=False, index=True),
+    Column("prior", Double, nullable=False),
+    PrimaryKeyConstraint("entity_id", "alias"),
+)
+
+kg_relations = Table(
+    "kg_relations",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("subject_id", Id, nullable=False, index=True),
+    Column("type", Text, nullable=False),
+    Column("object_id", Id, nullable=False, index=True),
+    Column("confidence", Double, nullable=False),
+    Column("provenance", Text, nullable=False, comment="loaded, or the pattern that found it"),
+    Index("ix_kg_relations_triple", "subject_id", "type", "object_id", unique=True),
+)
+
+# Which pages mention an entity (one row per entity and URL, kept at its best link score).
+kg_entity_urls = Table(
+    "kg_entity_urls",
+    metadata,
+    Column("entity_id", Id, nullable=False),
+    Column("url", Text, nullable=False, index=True),
+    Column("mentions", Integer, nullable=False),
+    Column("score", Double, nullable=False),
+    Column("seen_at", Double, nullable=False),
+    PrimaryKeyConstraint("entity_id", "url"),
+)
+
+kg_relation_urls = Table(
+    "kg_relation_urls",
+    metadata,
+    Column("relation_id", Id, nullable=False),
+    Column("url", Text, nullable=False, index=True),
+    Column("confidence", Double, nullable=False),
+    Column("evidence", Text, nullable=False, comment="the sentence, cut to 300 characters"),
+    PrimaryKeyConstraint("relation_id", "url"),
+)
+
+KG_TABLES: tuple[Table, ...] = (
+    kg_entities,
+    kg_aliases,
+    kg_relations,
+    kg_entity_urls,
+    kg_relation_urls,
 )

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType, TracebackType
 from typing import Any, Self
 
-from sqlalchemy import Table, delete, func, select, text
+from sqlalchemy import Table, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from topicrawl.core.errors import StorageError
-from topicrawl.storage.migrations import migrate
+from topicrawl.storage.opening import open_engine
 from topicrawl.storage.schema import (
     allocations,
     heat_forecasts,
@@ -32,7 +32,7 @@ from topicrawl.storage.schema import (
     tracked_topics,
     tracking_periods,
 )
-from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine, parse_target
+from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, parse_target
 from topicrawl.topics.ahp import HeatWeights
 from topicrawl.topics.allocation import TopicAllocation
 from topicrawl.topics.forecast import HeatForecast
@@ -246,21 +246,9 @@ class TopicStore:
         """
         if self._engine is not None:
             return
-        engine = create_engine(self._target, busy_timeout=self._busy_timeout, connect_timeout=10.0)
-        try:
-            async with engine.execution_options(**{WRITE_OPTION: True}).begin() as connection:
-                if self._target.schema is not None:
-                    await connection.execute(
-                        text(f'CREATE SCHEMA IF NOT EXISTS "{self._target.schema}"')
-                    )
-                await migrate(connection)
-        except (OperationalError, DBAPIError, OSError) as exc:
-            await engine.dispose()
-            raise StorageError(f"cannot open topic storage {self._target.display}: {exc}") from exc
-        except BaseException:
-            await engine.dispose()
-            raise
-        self._engine = engine
+        self._engine = await open_engine(
+            self._target, busy_timeout=self._busy_timeout, what="topic storage"
+        )
 
     async def close(self) -> None:
         engine, self._engine = self._engine, None

@@ -101,7 +101,7 @@ def test_an_analyzer_that_cannot_be_pickled_fails_at_set_up() -> None:
 def test_a_failing_analyzer_reports_its_first_failure_and_then_only_counts(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(worker, "_analyzer_failures", 0)
+    monkeypatch.setattr(worker, "_analyzer_failures", {})
     for i in range(120):
         url = f"http://demo.test/{i}"
         document = parse_body("<p>boom</p>", url, analyzer=WordCounts())

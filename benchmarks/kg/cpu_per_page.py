@@ -1,0 +1,125 @@
+"""CPU a parse worker spends per page, with and without entity recognition and linking.
+
+Pages come from the local docs web (``/work/shared/bench/docsweb.sh start``): Java API class
+pages (English; the KB is the one :mod:`java_kb` builds from the docs' own class index, 4,600
+entities) and the Debian Administrator's Handbook in Chinese (zh-CN; the same KB, so Chinese
+names come from jieba's tags). The bodies are fetched once; then, in this one process, each
+mode parses every page with :func:`topicrawl.parse.worker.parse_body` exactly as a worker
+does, timed with ``time.process_time``. The modes run in turns, ``--rounds`` times, and the
+medians are reported. Usage::
+
+    python benchmarks/kg/cpu_per_page.py [--pages 200] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from java_kb import build
+
+from topicrawl.focus.stemming import PageTerms
+from topicrawl.kg.analyse import EntityAnalyzer
+from topicrawl.kg.kbfile import parse_kb
+from topicrawl.parse.worker import parse_body
+
+JAVA = "http://127.0.0.11:8080/"
+DEBIAN_ZH = "http://127.0.0.20:8080/zh-CN/"
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return bytes(response.read())
+
+
+def java_pages(kb_lines: list[dict[str, object]], count: int) -> list[tuple[str, bytes]]:
+    """Every n-th class page of the Java docs (by qualified name), ``count`` of them."""
+    keys = sorted(
+        str(line["id"]) for line in kb_lines if "id" in line and line.get("type") != "package"
+    )
+    step = max(1, len(keys) // count)
+    chosen = keys[::step][:count]
+    index = _get(JAVA + "allclasses-index.html").decode("utf-8")
+    urls = []
+    for key in chosen:
+        package, simple = key.rsplit(".", 1)
+        found = re.search(
+            rf'<a href="([^"]+/{re.escape(simple)}\.html)" title="[\w ]+ in {re.escape(package)}">',
+            index,
+        )
+        if found:
+            urls.append(JAVA + found.group(1))
+    return [(url, _get(url)) for url in urls]
+
+
+def chinese_pages(count: int) -> list[tuple[str, bytes]]:
+    """The Chinese handbook's section pages, in its table of contents' order."""
+    index = _get(DEBIAN_ZH).decode("utf-8")
+    names = list(dict.fromkeys(re.findall(r'href="([\w.-]+\.html)"', index)))[:count]
+    return [(DEBIAN_ZH + name, _get(DEBIAN_ZH + name)) for name in names]
+
+
+Mode = Callable[[str, bytes], object]
+
+
+def measure(
+    pages: list[tuple[str, bytes]], modes: dict[str, Mode], rounds: int
+) -> dict[str, float]:
+    """Median CPU milliseconds per page of each mode."""
+    times: dict[str, list[float]] = {name: [] for name in modes}
+    for _ in range(rounds):
+        for name, mode in modes.items():
+            start = time.process_time()
+            for url, body in pages:
+                mode(url, body)
+            times[name].append((time.process_time() - start) * 1000 / len(pages))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    lines = build(JAVA)
+    kb_text = "\n".join(json.dumps(line) for line in lines)
+    kb = parse_kb(kb_text, fmt="jsonl")
+    entities = EntityAnalyzer(kb)
+    terms = PageTerms(stemmer="snowball", user_words=[], stem=True)
+    modes: dict[str, Mode] = {
+        "parse": lambda url, body: parse_body(body, url),
+        "parse+kg": lambda url, body: parse_body(body, url, entity_analyzer=entities),
+        "parse+terms": lambda url, body: parse_body(body, url, analyzer=terms),
+        "parse+terms+kg": lambda url, body: parse_body(
+            body, url, analyzer=terms, entity_analyzer=entities
+        ),
+    }
+    for label, pages in (
+        (f"Java API docs, {args.pages} class pages", java_pages(lines, args.pages)),
+        ("Debian handbook zh-CN, 60 pages", chinese_pages(60)),
+    ):
+        for url, body in pages[:3]:  # warm up: automaton, linker indexes, jieba's tables
+            parse_body(body, url, analyzer=terms, entity_analyzer=entities)
+        medians = measure(pages, modes, args.rounds)
+        size = sum(len(body) for _, body in pages) / len(pages) / 1024
+        print(f"{label} (mean {size:.0f} KB), median of {args.rounds} rounds, CPU ms/page:")
+        for name, value in medians.items():
+            print(f"  {name:16s} {value:8.2f}")
+        print(
+            f"  kg adds {100 * (medians['parse+kg'] / medians['parse'] - 1):.0f} % to parse,"
+            f" {100 * (medians['parse+terms+kg'] / medians['parse+terms'] - 1):.0f} % to"
+            " parse+terms"
+        )
+
+
+if __name__ == "__main__":
+    main()

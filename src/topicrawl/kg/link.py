@@ -1,0 +1,308 @@
+"""Entity linking: which knowledge-base entity a recognised name means, or none (NIL).
+
+Candidates come from the exact alias (case-folded), and, when no alias matches exactly, from
+a fuzzy match of the aliases (rapidfuzz) and a token search over them (an in-memory inverted
+index of the aliases' words and Chinese character pairs, standing in for the database's full
+text search: it runs in the parse worker, which has no database). Each candidate is scored by
+
+- the alias's prior, normalised over the entities sharing the alias (times how well the name
+  matched: 1 for an exact alias);
+- the similarity of the mention's context (the words around it, and the page's) to the
+  entity's profile: its description and its neighbours' names;
+- type agreement between the recogniser's guess and the entity's type;
+- coherence: how many of the entity's neighbours are linked elsewhere on the page (a second
+  pass, after a first one without it).
+
+Below ``nil_threshold`` the mention is NIL: it becomes a *found* entity of its own
+(:func:`~topicrawl.kg.model.found_key`) rather than being forced onto a wrong one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from rapidfuzz import fuzz, process
+
+from topicrawl.core.models import EntityMention
+from topicrawl.kg.model import KnowledgeBase, found_key
+from topicrawl.kg.recognise import Span
+from topicrawl.text.stopwords import all_stopwords
+
+__all__ = ["Candidate", "LinkWeights", "Linker", "context_tokens"]
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_+#.-]*[a-z0-9+#]|[a-z0-9]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WINDOW = 250  # characters each side of a mention that make its local context
+_PAGE_CONTEXT = 20_000  # characters of the page that make its page context
+_CACHE = 50_000  # surfaces whose candidates are remembered
+_STOP = all_stopwords()
+
+
+def context_tokens(text: str) -> set[str]:
+    """Words (lowercase, stopwords dropped) and Chinese character pairs of ``text``: cheap,
+    jieba-free tokens for comparing a context with an entity's profile."""
+    lowered = text.lower()
+    tokens = {w for w in _WORD.findall(lowered) if w not in _STOP and len(w) > 1}
+    for run in _CJK_RUN.findall(lowered):
+        if len(run) == 1:
+            continue
+        tokens.update(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
+@dataclass(frozen=True, slots=True)
+class LinkWeights:
+    """How the linker weighs its evidence, and where NIL begins."""
+
+    prior: float = 0.35
+    context: float = 0.35
+    type: float = 0.1
+    coherence: float = 0.2
+    nil_threshold: float = 0.3
+    fuzzy_cutoff: float = 85.0
+    """Least rapidfuzz ratio (0-100) for a fuzzy alias candidate."""
+    context_saturation: float = 3.0
+    """Shared profile tokens at which context similarity reaches 1 - 1/e."""
+
+
+class Candidate(NamedTuple):
+    """An entity a name may mean: its key, how well the name matched an alias (0-1), the
+    alias's normalised prior, and how it was found (``exact``, ``fuzzy`` or ``token``)."""
+
+    key: str
+    match: float
+    prior: float
+    how: str
+
+
+class _PageContext:
+    """A page's context tokens, and each mention's (the tokens near it), read once a page."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._page: frozenset[str] | None = None
+
+    @property
+    def page(self) -> frozenset[str]:
+        """The tokens of the page's first characters (read on first use)."""
+        if self._page is None:
+            self._read()
+        assert self._page is not None
+        return self._page
+
+    def _read(self) -> None:
+        lowered = self._text.lower()
+        positioned = [
+            (m.start(), m.group())
+            for m in _WORD.finditer(lowered)
+            if len(m.group()) > 1 and m.group() not in _STOP
+        ]
+        for run in _CJK_RUN.finditer(lowered):
+            word, at = run.group(), run.start()
+            positioned += [(at + i, word[i : i + 2]) for i in range(len(word) - 1)]
+        positioned.sort()
+        self._offsets = [at for at, _ in positioned]
+        self._tokens = [token for _, token in positioned]
+        self._page = frozenset(self._tokens[: bisect.bisect_left(self._offsets, _PAGE_CONTEXT)])
+
+    def around(self, start: int, end: int) -> frozenset[str]:
+        """The tokens within the window around ``start``-``end``."""
+        if self._page is None:
+            self._read()
+        low = bisect.bisect_left(self._offsets, start - _WINDOW)
+        high = bisect.bisect_right(self._offsets, end + _WINDOW)
+        return frozenset(self._tokens[low:high])
+
+
+class Linker:
+    """Links recognised spans to the knowledge base's entities (or NIL)."""
+
+    def __init__(self, kb: KnowledgeBase, *, weights: LinkWeights | None = None) -> None:
+        self._kb = kb
+        self._weights = weights or LinkWeights()
+        by_alias: dict[str, dict[str, float]] = {}
+        for entity in kb.entities:
+            for alias in entity.all_names():
+                keyed = by_alias.setdefault(alias.text.casefold(), {})
+                keyed[entity.key] = max(keyed.get(entity.key, 0.0), alias.prior)
+        self._by_alias = by_alias
+        self._aliases = list(by_alias)
+        postings: dict[str, set[str]] = {}
+        self._alias_tokens: dict[str, frozenset[str]] = {}
+        for folded in self._aliases:
+            tokens = frozenset(context_tokens(folded))
+            self._alias_tokens[folded] = tokens
+            for token in tokens:
+                postings.setdefault(token, set()).add(folded)
+        self._postings = postings
+        self._profiles = {entity.key: self._profile(entity.key) for entity in kb.entities}
+        self._cache: dict[str, tuple[Candidate, ...]] = {}
+
+    def _profile(self, key: str) -> frozenset[str]:
+        entity = self._kb.get(key)
+        assert entity is not None
+        words = context_tokens(entity.description)
+        for near in self._kb.neighbours(key):
+            neighbour = self._kb.get(near)
+            if neighbour is not None:
+                for alias in neighbour.all_names():
+                    words |= context_tokens(alias.text)
+        own = set().union(*(context_tokens(a.text) for a in entity.all_names()))
+        return frozenset(words - own)
+
+    # -- candidates -----------------------------------------------------------------------
+
+    def candidates(self, surface: str) -> tuple[Candidate, ...]:
+        """The entities ``surface`` may mean, best match first."""
+        folded = " ".join(surface.split()).casefold()
+        cached = self._cache.get(folded)
+        if cached is not None:
+            return cached
+        exact = self._by_alias.get(folded)
+        if exact:
+            total = sum(exact.values())
+            found = tuple(
+                Candidate(key, 1.0, prior / total, "exact")
+                for key, prior in sorted(exact.items(), key=lambda item: -item[1])
+            )
+        else:
+            found = self._inexact(folded)
+        if len(self._cache) >= _CACHE:
+            self._cache.clear()
+        self._cache[folded] = found
+        return found
+
+    def _inexact(self, folded: str) -> tuple[Candidate, ...]:
+        matches: dict[str, tuple[float, str]] = {}  # alias -> (match, how)
+        if len(folded) >= 4 and self._aliases:
+            for alias, score, _ in process.extract(
+                folded,
+                self._aliases,
+                scorer=fuzz.ratio,
+                score_cutoff=self._weights.fuzzy_cutoff,
+                limit=5,
+            ):
+                matches[alias] = (score / 100.0, "fuzzy")
+        tokens = context_tokens(folded)
+        if tokens:
+            hits: dict[str, int] = {}
+            for token in tokens:
+                for alias in self._postings.get(token, ()):
+                    hits[alias] = hits.get(alias, 0) + 1
+            for alias, shared in hits.items():
+                jaccard = shared / len(tokens | self._alias_tokens[alias])
+                if jaccard >= 0.5 and jaccard > matches.get(alias, (0.0, ""))[0]:
+                    matches[alias] = (jaccard, "token")
+        best: dict[str, Candidate] = {}
+        for alias, (match, how) in matches.items():
+            keyed = self._by_alias[alias]
+            total = sum(keyed.values())
+            for key, prior in keyed.items():
+                candidate = Candidate(key, match, prior / total, how)
+                old = best.get(key)
+                if old is None or candidate.match * candidate.prior > old.match * old.prior:
+                    best[key] = candidate
+        ranked = sorted(best.values(), key=lambda c: -(c.match * c.prior))
+        return tuple(ranked[:10])
+
+    # -- choice ---------------------------------------------------------------------------
+
+    def link(self, text: str, spans: Sequence[Span]) -> list[EntityMention]:
+        """Link every span of ``text``: a KB entity's key, or a found entity's (NIL)."""
+        if not spans:
+            return []
+        context = _PageContext(text)
+        options = [self.candidates(span.surface) for span in spans]
+        first = [
+            self._choose(span, found, context, frozenset())
+            for span, found in zip(spans, options, strict=True)
+        ]
+        linked = frozenset(key for key, _ in first if key is not None)
+        mentions = []
+        for span, found in zip(spans, options, strict=True):
+            key, score = self._choose(span, found, context, linked)
+            if key is None:
+                mentions.append(
+                    EntityMention(
+                        found_key(span.type or "unknown", span.surface),
+                        span.surface,
+                        span.type,
+                        span.start,
+                        span.end,
+                        score,
+                    )
+                )
+            else:
+                entity = self._kb.get(key)
+                entity_type = entity.type if entity is not None else span.type
+                mentions.append(
+                    EntityMention(key, span.surface, entity_type, span.start, span.end, score)
+                )
+        return mentions
+
+    def score(
+        self,
+        span: Span,
+        candidate: Candidate,
+        window: AbstractSet[str],
+        page: AbstractSet[str],
+        linked: frozenset[str],
+    ) -> float:
+        """One candidate's score for one mention (0-1)."""
+        w = self._weights
+        profile = self._profiles.get(candidate.key, frozenset())
+        context = 0.0
+        if profile:
+            shared = len(profile & window) + 0.5 * len(profile & page)
+            context = 1.0 - math.exp(-shared / w.context_saturation)
+        entity = self._kb.get(candidate.key)
+        if not span.type or span.type == "other" or entity is None:
+            agreement = 0.5
+        else:
+            agreement = 1.0 if entity.type == span.type else 0.0
+        # An entity is never its own neighbour, so it never counts itself here.
+        coherence = min(1.0, len(self._kb.neighbours(candidate.key) & linked) / 2.0)
+        total = (
+            w.prior * candidate.prior
+            + w.context * context
+            + w.type * agreement
+            + w.coherence * coherence
+        )
+        return candidate.match * total
+
+    def _choose(
+        self,
+        span: Span,
+        found: Sequence[Candidate],
+        context: _PageContext,
+        linked: frozenset[str],
+    ) -> tuple[str | None, float]:
+        threshold = self._weights.nil_threshold
+        if len(found) == 1:
+            # One candidate: the page's words can only add to a score that is enough
+            # already, so they are read only when it is not.
+            score = self.score(span, found[0], frozenset(), frozenset(), linked)
+            if score >= threshold:
+                return found[0].key, score
+        best_key, best = None, 0.0
+        if found:
+            window = context.around(span.start, span.end)
+            for candidate in found:
+                score = self.score(span, candidate, window, context.page, linked)
+                if score > best:
+                    best_key, best = candidate.key, score
+        if best < threshold:
+            return None, best
+        return best_key, best
+
+    def __getstate__(self) -> Mapping[str, Any]:
+        return {"kb": self._kb, "weights": self._weights}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.__init__(state["kb"], weights=state["weights"])  # type: ignore[misc]

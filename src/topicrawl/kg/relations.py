@@ -1,0 +1,165 @@
+"""Relations between entities named in one sentence, typed by patterns and by the KB.
+
+Two linked mentions in one sentence, the first before the second, are related when the text
+between them (and, for a few Chinese patterns, the text right after the second) matches a
+pattern: "X extends Y", "X implements Y", "X was directed by Y", "X 的导演是 Y", "X 由 Y 执导"...
+A pattern may read its sentence backwards ("Y directed X" is ``directed_by(X, Y)``). A pair
+with no pattern that the KB already relates gets the KB's relation type, less sure. The
+confidence grows with the linker's confidence in both ends.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from topicrawl.core.models import EntityMention, RelationMention
+from topicrawl.kg.model import KnowledgeBase
+
+__all__ = ["PATTERNS", "RelationPattern", "extract_relations"]
+
+_SENTENCE = re.compile(r"[^.!?;\n。！？；]+[.!?;。！？；]?")
+_EVIDENCE = 300
+_MAX_GAP = 60  # characters between two mentions at most for a pattern to apply
+_PATTERN_BASE = 0.6
+_KB_BASE = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class RelationPattern:
+    """The words between (and optionally after) two mentions that make a typed relation.
+
+    ``reverse``: the second mention is the relation's subject ("Y directed X").
+    """
+
+    relation: str
+    between: re.Pattern[str]
+    after: re.Pattern[str] | None = None
+    reverse: bool = False
+
+
+def _p(
+    relation: str, between: str, *, after: str | None = None, reverse: bool = False
+) -> RelationPattern:
+    return RelationPattern(
+        relation,
+        re.compile(between, re.IGNORECASE),
+        re.compile(after) if after is not None else None,
+        reverse,
+    )
+
+
+_SP = r"\s*"
+_THE = r"(?:\s+(?:the|a|an|class|interface))?"
+PATTERNS: tuple[RelationPattern, ...] = (
+    _p("extends", rf"{_SP}(?:extends|inherits from|is a subclass of|is a kind of){_THE}\s+"),
+    _p("implements", rf"{_SP}implements{_THE}\s+"),
+    _p("part_of", rf"{_SP}(?:is part of|belongs to|is a member of|is in package){_THE}\s+"),
+    _p("located_in", rf"{_SP}(?:is located in|lies in|is a city in|is in){_THE}\s+"),
+    _p("directed_by", rf"{_SP}(?:was|is) directed by\s+"),
+    _p("directed_by", rf"{_SP}directed{_THE}\s+", reverse=True),
+    _p("written_by", rf"{_SP}(?:was|is) written by\s+"),
+    _p("written_by", rf"{_SP}(?:wrote|is the author of){_THE}\s+", reverse=True),
+    _p("founded_by", rf"{_SP}(?:was|is) founded by\s+"),
+    _p("founded_by", rf"{_SP}founded{_THE}\s+", reverse=True),
+    _p("works_for", rf"{_SP}(?:works for|works at|is employed by|joined){_THE}\s+"),
+    _p("spouse", rf"{_SP}(?:married|is married to|is the (?:wife|husband) of)\s+"),
+    _p("capital_of", rf"{_SP}is the capital of{_THE}\s+"),
+    _p("directed_by", r"\s*的导演是\s*"),
+    _p("directed_by", r"\s*由\s*", after=r"^\s*(?:执导|导演)"),
+    _p("directed_by", r"\s*(?:执导了|导演了)\s*《?", reverse=True),
+    _p("written_by", r"\s*的作者是\s*"),
+    _p("written_by", r"\s*(?:写了|创作了|著有)\s*《?", reverse=True),
+    _p("founded_by", r"\s*的创始人是\s*"),
+    _p("founded_by", r"\s*(?:创立了|创办了|创建了)\s*", reverse=True),
+    _p("located_in", r"\s*位于\s*"),
+    _p("capital_of", r"\s*是\s*", after=r"^\s*的首都"),
+    _p("extends", r"\s*(?:继承自|继承了|继承)\s*"),
+    _p("implements", r"\s*实现了?\s*"),
+    _p("works_for", r"\s*(?:就职于|任职于|加入了)\s*"),
+    _p("spouse", r"\s*的(?:妻子|丈夫)是\s*"),
+)
+
+
+def extract_relations(
+    text: str,
+    mentions: Sequence[EntityMention],
+    kb: KnowledgeBase,
+    *,
+    patterns: Sequence[RelationPattern] = PATTERNS,
+) -> list[RelationMention]:
+    """Relations between the mentions of each sentence of ``text``."""
+    found: dict[tuple[str, str, str], RelationMention] = {}
+    ordered = sorted(mentions, key=lambda m: m.start)
+    index = 0
+    for sentence in _SENTENCE.finditer(text):
+        start, end = sentence.start(), sentence.end()
+        inside = []
+        while index < len(ordered) and ordered[index].start < end:
+            if ordered[index].start >= start and ordered[index].end <= end:
+                inside.append(ordered[index])
+            index += 1
+        if len(inside) < 2:
+            continue
+        evidence = " ".join(sentence.group().split())[:_EVIDENCE]
+        for relation in _sentence_relations(text, inside, kb, patterns, evidence):
+            key = (relation.subject, relation.relation, relation.object)
+            if key not in found or found[key].confidence < relation.confidence:
+                found[key] = relation
+    return list(found.values())
+
+
+def _sentence_relations(
+    text: str,
+    inside: Sequence[EntityMention],
+    kb: KnowledgeBase,
+    patterns: Sequence[RelationPattern],
+    evidence: str,
+) -> list[RelationMention]:
+    relations = []
+    for i, first in enumerate(inside):
+        for second in inside[i + 1 :]:
+            if first.entity == second.entity:
+                continue
+            near = second.start - first.end <= _MAX_GAP
+            if not near and not kb.relations_between(first.entity, second.entity):
+                continue
+            sureness = min(first.score, second.score)
+            between = text[first.end : second.start]
+            typed = False
+            if near:
+                after = text[second.end : second.end + 10]
+                for pattern in patterns:
+                    if not pattern.between.fullmatch(between):
+                        continue
+                    if pattern.after is not None and not pattern.after.match(after):
+                        continue
+                    subject, obj = (second, first) if pattern.reverse else (first, second)
+                    confidence = _PATTERN_BASE + (1 - _PATTERN_BASE) * sureness
+                    relations.append(
+                        RelationMention(
+                            subject.entity, pattern.relation, obj.entity, confidence, evidence
+                        )
+                    )
+                    typed = True
+                    break
+            if not typed:
+                relations.extend(_known(first, second, kb, sureness, evidence))
+    return relations
+
+
+def _known(
+    first: EntityMention,
+    second: EntityMention,
+    kb: KnowledgeBase,
+    sureness: float,
+    evidence: str,
+) -> list[RelationMention]:
+    """The KB's own relations between two co-occurring entities, seen again on the page."""
+    return [
+        RelationMention(
+            r.subject, r.type, r.object, _KB_BASE * r.confidence * (0.5 + sureness / 2), evidence
+        )
+        for r in kb.relations_between(first.entity, second.entity)
+    ]

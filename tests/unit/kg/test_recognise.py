@@ -1,0 +1,84 @@
+"""Recognition: the KB gazetteer, jieba's tags for Chinese names, English span rules."""
+
+from __future__ import annotations
+
+import pickle
+
+from topicrawl.kg.model import KnowledgeBase
+from topicrawl.kg.recognise import Recogniser
+
+
+def surfaces(recogniser: Recogniser, text: str) -> list[tuple[str, str]]:
+    return [(span.surface, span.source) for span in recogniser.spans(text)]
+
+
+def test_a_chinese_name_jieba_splits_is_whole_with_the_kb_in_its_dictionary(
+    kb: KnowledgeBase,
+) -> None:
+    text = "今天李白杨是一名工程师。"
+    # jieba alone cuts the person 李白杨 into the poet 李白 and 杨.
+    alone = Recogniser(KnowledgeBase(), english=False)
+    assert surfaces(alone, text) == [("李白", "pos")]
+    # The gazetteer off, the user dictionary on: jieba itself now keeps the name whole.
+    tagged = Recogniser(kb, english=False)
+    assert ("李白杨", "person") in {(span.surface, span.type) for span in tagged._pos_names(text)}
+    assert "李白" not in {span.surface for span in tagged._pos_names(text)}
+    assert surfaces(tagged, text) == [("李白杨", "kb")]
+
+
+def test_jieba_tags_unknown_chinese_names_with_their_types() -> None:
+    spans = Recogniser(KnowledgeBase(), english=False).spans("张小凡和陆雪琪去了青云山。")
+    assert [(s.surface, s.type) for s in spans] == [
+        ("张小凡", "person"),
+        ("陆雪琪", "person"),
+        ("青云山", "place"),
+    ]
+
+
+def test_gazetteer_matches_whole_words_and_respects_capitals(kb: KnowledgeBase) -> None:
+    recogniser = Recogniser(kb, english=False)
+    text = "A List holds items; a list in prose is not one. Lists and ArrayList.add differ."
+    assert surfaces(recogniser, text) == [("List", "kb"), ("ArrayList", "kb")]
+
+
+def test_gazetteer_offsets_survive_characters_that_lower_to_two() -> None:
+    text = "İİ then ArrayList"
+    spans = Recogniser(KnowledgeBase(), chinese=False, english=False).spans(text) + Recogniser(
+        _one("ArrayList"), english=False
+    ).spans(text)
+    assert [(s.start, s.end, text[s.start : s.end]) for s in spans] == [(8, 17, "ArrayList")]
+
+
+def _one(name: str) -> KnowledgeBase:
+    from topicrawl.kg.model import Entity  # noqa: PLC0415
+
+    return KnowledgeBase(entities=(Entity(key=name, name=name, type="class"),))
+
+
+def test_english_span_rules(kb: KnowledgeBase) -> None:
+    recogniser = Recogniser(KnowledgeBase(), chinese=False)
+    text = (
+        "Yesterday the Bank of England met. The meeting ran late. "
+        "Then Warner Bros signed Kip Thorne, and iPhone sales fell in New York."
+    )
+    assert [s.surface for s in recogniser.spans(text)] == [
+        "Bank of England",
+        "Warner Bros",
+        "Kip Thorne",
+        "New York",
+    ]
+
+
+def test_a_sentence_start_alone_is_no_name_but_camel_case_is() -> None:
+    recogniser = Recogniser(KnowledgeBase(), chinese=False)
+    assert [s.surface for s in recogniser.spans("Returns the HashMap. Returns nothing.")] == [
+        "HashMap"
+    ]
+
+
+def test_recogniser_pickles_without_its_built_parts(kb: KnowledgeBase) -> None:
+    recogniser = Recogniser(kb)
+    recogniser.spans("李白杨 uses an ArrayList")
+    copy = pickle.loads(pickle.dumps(recogniser))
+    assert len(pickle.dumps(recogniser)) < 2_000
+    assert copy.spans("李白杨 uses an ArrayList") == recogniser.spans("李白杨 uses an ArrayList")
