@@ -240,8 +240,8 @@ def test_page_detail_shows_scores_outlinks_and_failures(dashboard: LiveDashboard
 
 def test_graph_and_nodes_say_what_is_missing(dashboard: LiveDashboard) -> None:
     graph = get(dashboard.base + "/api/graph").json()
-    assert graph["built"] is False
-    assert "not built yet" in graph["message"]
+    assert graph["built"] is False  # the demo crawl recognised no entities: no KB, no preference
+    assert "knowledge graph is empty" in graph["message"]
     nodes = get(dashboard.base + "/api/nodes").json()
     assert nodes["configured"] is False
 

@@ -72,7 +72,7 @@ def test_every_page_renders_and_nothing_crawled_runs(
     browser.screenshot(page, "pages")
 
     page.goto(dashboard.base + "/graph")
-    expect(page.locator("#graph-status")).to_contain_text("not built yet")
+    expect(page.locator("#graph-status")).to_contain_text("knowledge graph is empty")
     browser.screenshot(page, "graph")
 
     page.goto(dashboard.base + "/nodes")

@@ -139,7 +139,7 @@ async def topics(request: Request) -> dict[str, Any]:
 
 @api_router.get("/api/graph")
 async def graph(request: Request) -> dict[str, Any]:
-    """The knowledge graph (or that it is not built yet)."""
+    """The knowledge graph (or why it is empty)."""
     return await knowledge_graph(_state(request).engine)
 
 
