@@ -13,7 +13,7 @@ from topicrawl.core.config import CrawlSettings
 from topicrawl.core.errors import ConfigError, StorageError
 from topicrawl.core.models import CrawlStats, Request
 from topicrawl.core.protocols import Frontier, Storage, Strategy
-from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ProgressFn
+from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, PageBudget, ProgressFn
 from topicrawl.engine.learning import LearningCheckpoints, restore_learning, save_learning
 from topicrawl.engine.parsing import PageParser, default_parse_workers
 from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
@@ -242,13 +242,15 @@ async def open_crawl(
     run_id: int | None = None,
     storage_retries: int = 4,
     learning_interval: float = 30.0,
+    page_budget: PageBudget | None = None,
 ) -> AsyncIterator[Crawler]:
     """Build every part of a crawl from settings, seed it, and close everything afterwards.
 
     A distributed worker passes its own open ``frontier`` (left open afterwards: the caller
     owns it) and the ``run_id`` its crawl writes under (neither started nor finished here:
     the run spans every worker), and may allow more ``storage_retries`` (retries of a database
-    call whose connection dropped) to ride out a database restart. A focused strategy's
+    call whose connection dropped) to ride out a database restart, and a ``page_budget`` that
+    shares the page limit between processes. A focused strategy's
     learned state is saved every ``learning_interval`` seconds when it changed, and at the end.
 
     Raises:
@@ -338,6 +340,7 @@ async def open_crawl(
             on_checkpoint=LearningCheckpoints(
                 strategy, settings.storage.url, run_id=run_id, interval=learning_interval
             ),
+            page_budget=page_budget,
         )
         await crawler.seed(
             [*seeds, *await _source_requests(settings, fetcher, robots, scope, seeds)]
