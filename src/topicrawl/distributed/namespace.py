@@ -18,15 +18,22 @@ and its batching) stay each worker's own. Keys, under the crawl's prefix:
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.errors import ConfigError, FrontierError
@@ -66,6 +73,9 @@ SHARED: Mapping[str, tuple[str, ...] | None] = {
 NODE_FIELDS = "concurrency, pages_in_hand, parse_workers, fetch timeouts/retries/proxies/"
 """The settings each worker keeps for itself (for messages)."""
 NODE_FIELDS += "connections, politeness.robots_error_ttl, frontier.kind, storage url/batching"
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 _KEYS = ("settings", "budget", "seeds", "domains")
 _MAX_SEEDS_SHOWN = 5
@@ -205,12 +215,16 @@ class Namespace:
         client: an open Redis client.
         prefix: the crawl's key prefix (``topicrawl:{namespace}:``).
         name: the namespace's name, for messages.
+        retry_for: seconds of Redis outage to ride out by retrying (0: fail at once).
     """
 
-    def __init__(self, client: Redis, *, prefix: str, name: str) -> None:
+    def __init__(self, client: Redis, *, prefix: str, name: str, retry_for: float = 0.0) -> None:
         self._client = client
+        self._retry_for = retry_for
         self.prefix = prefix
         self.name = name
+        self.reserved_here = 0
+        """Pages reserved through this object (by this worker)."""
         lua = resources.files("topicrawl.distributed").joinpath("lua")
         self._join = client.register_script(lua.joinpath("namespace_join.lua").read_text("utf-8"))
         self._reserve = client.register_script(
@@ -226,21 +240,22 @@ class Namespace:
 
     async def meta(self, field: str) -> str | None:
         """A field of the frontier's ``meta`` hash (``run_id``, ``dedupe``...), or None."""
-        value = await self._call(self._client.hget(self.key("meta"), field))
+        value = await self._call(lambda: self._client.hget(self.key("meta"), field))
         return None if value is None else _text(value)
 
     async def exists(self) -> bool:
         """Whether the crawl was created (settings stored), or started by an older worker."""
-        return bool(await self._call(self._client.exists(self.key("settings"), self.key("meta"))))
+        keys = (self.key("settings"), self.key("meta"))
+        return bool(await self._call(lambda: self._client.exists(*keys)))
 
     async def state(self) -> NamespaceState:
-        client = self._client
-        async with client.pipeline(transaction=True) as pipe:
+        def read(pipe: Pipeline) -> None:
             pipe.get(self.key("settings"))
             pipe.smembers(self.key("seeds"))
             pipe.smembers(self.key("domains"))
             pipe.hmget(self.key("budget"), ["max_pages", "reserved"])
-            raw, seeds, domains, (most, reserved) = await self._call(pipe.execute())
+
+        raw, seeds, domains, (most, reserved) = await self._pipeline(read)
         return NamespaceState(
             settings=None if raw is None else self._settings(raw),
             seeds=tuple(sorted(_text(s) for s in seeds)),
@@ -278,7 +293,7 @@ class Namespace:
         _check_in_scope(seeds, mine)
         domains = sorted({registered_domain(seed) for seed in seeds})
         created, raw = await self._call(
-            self._join(
+            lambda: self._join(
                 keys=[self.key(k) for k in _KEYS],
                 args=[json.dumps(mine), str(settings.max_pages), str(len(seeds)), *seeds, *domains],
             )
@@ -291,8 +306,8 @@ class Namespace:
                     f"this worker's settings differ from namespace {self.name!r}'s:\n  "
                     + "\n  ".join(found)
                     + "\ngive the namespace's values (or leave them out: a worker takes them "
-                    "from Redis), use another --namespace, or change the limit with "
-                    "topicrawl crawl-ns set"
+                    "from Redis), or use another --namespace (a page limit is changed with "
+                    "topicrawl crawl-ns set --max-pages)"
                 )
             await self.add_seeds(seeds, stored=stored)
         state = await self.state()
@@ -302,7 +317,9 @@ class Namespace:
         self, seeds: Sequence[str], *, stored: Mapping[str, Any] | None = None
     ) -> int:
         """Add start URLs to the crawl and widen its scope by their domains (atomically);
-        returns how many were new. They are not queued here (see :func:`queue_seeds`).
+        returns how many were new. They are not queued here: each worker queues the
+        namespace's seeds as it starts, and ``crawl-ns add-seeds`` queues them in a crawl
+        under way.
 
         Raises:
             ConfigError: the namespace does not exist, or a seed is outside its explicit
@@ -316,16 +333,19 @@ class Namespace:
         _check_in_scope(seeds, stored)
         if not seeds:
             return 0
-        async with self._client.pipeline(transaction=True) as pipe:
+        domains = {registered_domain(seed) for seed in seeds}
+
+        def write(pipe: Pipeline) -> None:
             pipe.sadd(self.key("seeds"), *seeds)
-            pipe.sadd(self.key("domains"), *{registered_domain(seed) for seed in seeds})
-            added, _ = await self._call(pipe.execute())
+            pipe.sadd(self.key("domains"), *domains)
+
+        added, _ = await self._pipeline(write)
         return int(added)
 
     async def domains(self) -> frozenset[str]:
         """The seeds' domains: the crawl's scope when it has no explicit allowed domains."""
         return frozenset(
-            _text(d) for d in await self._call(self._client.smembers(self.key("domains")))
+            _text(d) for d in await self._call(lambda: self._client.smembers(self.key("domains")))
         )
 
     async def set_max_pages(self, max_pages: int) -> None:
@@ -340,48 +360,54 @@ class Namespace:
         if state.settings is None:
             raise ConfigError(f"namespace {self.name!r} does not exist")
         updated = {**state.settings, "max_pages": max_pages}
-        async with self._client.pipeline(transaction=True) as pipe:
+
+        def write(pipe: Pipeline) -> None:
             pipe.set(self.key("settings"), json.dumps(updated))
             pipe.hset(self.key("budget"), "max_pages", str(max_pages))
-            await self._call(pipe.execute())
+
+        await self._pipeline(write)
 
     async def start_budget(self, stored_pages: int) -> None:
         """Count the pages the database already holds against the limit, unless counted."""
-        await self._call(self._client.hsetnx(self.key("budget"), "reserved", str(stored_pages)))
+        await self._call(
+            lambda: self._client.hsetnx(self.key("budget"), "reserved", str(stored_pages))
+        )
 
     async def reserve_page(self) -> bool:
         """Reserve one page of the budget before storing it; False when the limit is reached."""
-        return int(await self._call(self._reserve(keys=[self.key("budget")]))) >= 0
+        # A retried call whose first reply was lost reserves twice: the crawl then stops a page
+        # short of its limit, never past it.
+        granted = int(await self._call(lambda: self._reserve(keys=[self.key("budget")]))) >= 0
+        self.reserved_here += granted
+        return granted
 
     async def limit_reached(self) -> bool:
         most, reserved = await self._call(
-            self._client.hmget(self.key("budget"), ["max_pages", "reserved"])
+            lambda: self._client.hmget(self.key("budget"), ["max_pages", "reserved"])
         )
         return bool(int(most or 0)) and int(reserved or 0) >= int(most or 0)
 
     async def keys(self) -> list[bytes]:
         """Every key of the namespace."""
-        try:
-            return [
-                key async for key in self._client.scan_iter(match=self.prefix + "*", count=1000)
-            ]
-        except RedisError as exc:
-            raise FrontierError(f"Redis failed: {exc}") from exc
+
+        async def scan() -> list[bytes]:
+            match = self.prefix + "*"
+            return [key async for key in self._client.scan_iter(match=match, count=1000)]
+
+        return list(await self._call(scan))
 
     async def delete(self, *, keep: Iterable[str] = ()) -> int:
         """Delete the namespace's keys but ``keep`` (names under the prefix); returns how many."""
         kept = {(self.prefix + name).encode() for name in keep}
         doomed = [key for key in await self.keys() if key not in kept]
-        deleted = 0
-        for start in range(0, len(doomed), 1000):
-            deleted += int(await self._call(self._client.unlink(*doomed[start : start + 1000])))
-        return deleted
+        batches = [doomed[start : start + 1000] for start in range(0, len(doomed), 1000)]
+        return sum([int(await self._call(partial(self._client.unlink, *b))) for b in batches])
 
     async def reset(self) -> int:
         """Empty the frontier, dedupe, nodes and run of the crawl; keep its settings, seeds and
         scope (the page count restarts from the database's). Returns the keys deleted."""
         deleted = await self.delete(keep=("settings", "seeds", "domains", "budget"))
-        await self._call(self._client.hdel(self.key("budget"), "reserved"))
+        await self._call(lambda: self._client.hdel(self.key("budget"), "reserved"))
         return deleted
 
     def _settings(self, raw: bytes | str) -> dict[str, Any]:
@@ -393,11 +419,36 @@ class Namespace:
             raise ConfigError(f"namespace {self.name!r}: stored settings are not a JSON object")
         return value
 
-    async def _call(self, awaitable: Any) -> Any:
-        try:
-            return await awaitable
-        except RedisError as exc:
-            raise FrontierError(f"Redis failed on namespace {self.name!r}: {exc}") from exc
+    async def _pipeline(self, build: Callable[[Pipeline], None]) -> list[Any]:
+        """One MULTI/EXEC transaction of the commands ``build`` queues (rebuilt if retried)."""
+
+        async def run() -> list[Any]:
+            async with self._client.pipeline(transaction=True) as pipe:
+                build(pipe)
+                return list(await pipe.execute())
+
+        return await self._call(run)
+
+    async def _call(self, operation: Callable[[], Awaitable[_T]]) -> _T:
+        """Run a Redis operation, retrying while Redis is unreachable for up to
+        ``retry_for`` seconds (as the frontier does)."""
+        deadline = time.monotonic() + self._retry_for
+        backoff = 0.05
+        while True:
+            try:
+                return await operation()
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise self._failed(exc) from exc
+                log.warning("Redis unreachable (%s); retrying", exc)
+                await asyncio.sleep(min(backoff, left))
+                backoff = min(backoff * 2, 2.0)
+            except RedisError as exc:
+                raise self._failed(exc) from exc
+
+    def _failed(self, exc: RedisError) -> FrontierError:
+        return FrontierError(f"Redis failed on namespace {self.name!r}: {exc}")
 
 
 async def list_namespaces(client: Redis) -> list[str]:

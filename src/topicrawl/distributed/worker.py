@@ -196,7 +196,12 @@ async def run_worker(
     )
     async with registry:
         settings = merge_config(settings, await registry.config_for(node))
-        namespace = Namespace(registry.client, prefix=registry.prefix, name=registry.namespace)
+        namespace = Namespace(
+            registry.client,
+            prefix=registry.prefix,
+            name=registry.namespace,
+            retry_for=distributed.redis_retry_for,
+        )
         settings, created = await namespace.join(settings)
         try:
             return await _start(
@@ -321,7 +326,7 @@ class _NodeCrawl:
     namespace: Namespace
 
     async def run(self, hooks: _Hooks) -> WorkerReport:
-        pages = _PageCounter(hooks.on_progress)
+        pages = _PageCounter(hooks.on_progress, self.namespace)
         async with open_crawl(
             self.settings,
             on_progress=pages,
@@ -397,14 +402,19 @@ class _NodeCrawl:
 
 class _PageCounter:
     """Counts the pages this worker stored (the crawler's own count starts from the
-    database's total), and passes progress on."""
+    database's total): those it reserved in the namespace's page budget, one per page stored
+    (progress is also reported when held hosts change, so a report is not a page); and
+    passes progress on."""
 
-    def __init__(self, then: ProgressFn | None) -> None:
-        self.count = 0
+    def __init__(self, then: ProgressFn | None, namespace: Namespace) -> None:
         self._then = then
+        self._namespace = namespace
+
+    @property
+    def count(self) -> int:
+        return self._namespace.reserved_here
 
     def __call__(self, stats: CrawlStats) -> None:
-        self.count += 1
         if self._then is not None:
             self._then(stats)
 

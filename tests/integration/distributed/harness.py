@@ -147,7 +147,6 @@ class Cluster:
         through other ports, e.g. proxies, when given; run through ``wrap``, e.g.
         ``ip netns exec NAME``, when given), seeded with every host of the demo web unless
         ``seeds`` are given, and allowed every host's domain unless told not to."""
-        web = self.server.web
         redis_url, db_url = self.redis_url, self.db_url
         if redis_port is not None:
             redis_url = re.sub(r":\d+/", f":{redis_port}/", redis_url, count=1)
@@ -155,17 +154,36 @@ class Cluster:
             db_url = re.sub(r":\d+/", f":{pg_port}/", db_url, count=1)
         argv = [sys.executable, "-m", "topicrawl.cli", "worker", "--node-id", name]
         argv += ["--quiet"] if quiet else []
-        argv += [*self._common(redis_url), "--db", db_url, "--strategy", "bfs"]
-        argv += ["--max-pages", str(max_pages), "--concurrency", "4", "--per-host", "2"]
+        argv += [*self._common(redis_url), "--db", db_url, "--concurrency", "4"]
+        argv += ["--throughput-window", "1", "--log-level", "info"]
+        argv += self._crawl_args(max_pages, seeds, allow_domains=allow_domains)
+        return self._start(name, [*argv, *extra], wrap=wrap, env=env)
+
+    def _crawl_args(
+        self, max_pages: int, seeds: Sequence[str] | None, *, allow_domains: bool
+    ) -> list[str]:
+        """The options of the crawl's own settings (the namespace's, for every worker)."""
+        web = self.server.web
+        argv = ["--strategy", "bfs", "--max-pages", str(max_pages), "--per-host", "2"]
         argv += ["--max-depth", str(MAX_DEPTH), "--delay", str(self.delay)]
-        argv += ["--throughput-window", "1", "--lease-ttl", str(LEASE_TTL), "--log-level", "info"]
+        argv += ["--lease-ttl", str(LEASE_TTL)]
         for seed in web.bases().values() if seeds is None else seeds:
             argv += ["--seed", seed]
         for host in web.bases() if allow_domains else ():
             argv += ["--allow-domain", host]
-        return self._start(name, [*argv, *extra], wrap=wrap, env=env)
+        return argv
 
     def start_coordinator(self, name: str = "coordinator") -> subprocess.Popen[bytes]:
+        """Start ``topicrawl coordinator``, creating the namespace first (with the settings
+        :meth:`start_worker` gives) when it does not exist yet: a coordinator serves a crawl
+        that exists."""
+        where = ["--redis", self.redis_url, "--namespace", self.namespace]
+        create = [sys.executable, "-m", "topicrawl.cli", "crawl-ns", "create", *where]
+        create += self._crawl_args(0, None, allow_domains=True)
+        made = subprocess.run(
+            create, env={**os.environ, **ENV}, capture_output=True, text=True, check=False
+        )
+        assert made.returncode == 0 or "exists already" in made.stderr, made.stderr
         argv = [sys.executable, "-m", "topicrawl.cli", "coordinator", *self._common()]
         argv += ["--interval", "0.2", "--exit-when-done", "--wait-for-namespace", str(PATIENCE)]
         return self._start(name, argv)

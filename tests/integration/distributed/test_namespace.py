@@ -284,9 +284,7 @@ async def test_ctrl_c_stops_a_worker_without_a_traceback_and_exit_130(cluster: C
     try:
         async with cluster.writes_held():
             # Parse workers are child processes: a terminal's Ctrl-C reaches them too.
-            cluster.start_worker(
-                "w1", extra=["--progress-every", "0"], env={"TOPICRAWL_PARSE_WORKERS": "1"}
-            )
+            cluster.start_worker("w1", env={"TOPICRAWL_PARSE_WORKERS": "1"})
             await cluster.wait_registered(registry, ("w1",))
             await cluster.wait_for_a_held_write()
             os.killpg(cluster.procs["w1"].pid, signal.SIGINT)
