@@ -1,8 +1,10 @@
 """A worker of a distributed crawl: the engine's crawler on the shared Redis frontier.
 
-A worker registers in the crawl's node registry, applies the configuration stored for it,
-joins the crawl's storage run (the first worker starts it), crawls the hosts it holds (and
-takes ready hosts from busy nodes when idle), heartbeats with its throughput and error count,
+A worker applies the configuration stored for it, joins its namespace (the crawl's agreed
+settings, seeds, scope and page budget in Redis: see :mod:`topicrawl.distributed.namespace`),
+joins the crawl's storage run (the first worker starts it), registers in the crawl's node
+registry, crawls the hosts it holds (and takes ready hosts from busy nodes when idle),
+heartbeats with its throughput and error count,
 and runs the coordinator's duties whenever it holds the coordinator lock (so any worker is a
 standby coordinator). It stops when the crawl is done: nothing queued and nothing in flight on
 any worker. On the way out it records that it left, puts back any lease it still holds, and
