@@ -278,6 +278,9 @@ from topicrawl.cli import distributed as _distributed  # noqa: E402 - needs `app
 app.command()(_distributed.worker)
 app.command()(_distributed.coordinator)
 app.command()(_distributed.nodes)
+from topicrawl.cli.crawlns import app as _crawl_ns_app  # noqa: E402
+
+app.add_typer(_crawl_ns_app, name="crawl-ns")
 
 from topicrawl.cli.serve import serve as _serve  # noqa: E402
 

@@ -1,7 +1,8 @@
 """``topicrawl worker``, ``topicrawl coordinator`` and ``topicrawl nodes``: distributed mode.
 
-Exit codes as for ``crawl``: 2 bad settings, 4 Redis or the database unreachable or failed,
-130 interrupted.
+Exit codes as for ``crawl``: 2 bad settings (a worker's that differ from its namespace's
+among them), 3 the namespace does not exist, 4 Redis or the database unreachable or failed,
+130 interrupted by Ctrl-C (143 by SIGTERM).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from topicrawl.core.config import CrawlSettings, load_settings
 from topicrawl.core.errors import ConfigError, FrontierError, StorageError, TopicrawlError
 
 if TYPE_CHECKING:
+    from topicrawl.distributed.progress import WorkerProgress
     from topicrawl.distributed.registry import NodeStatus
     from topicrawl.distributed.settings import DistributedSettings
     from topicrawl.distributed.worker import WorkerReport
@@ -38,6 +40,7 @@ err = Console(stderr=True)
 out = Console()
 
 EXIT_CONFIG = 2
+EXIT_MISSING = 3
 EXIT_SERVICE = 4
 EXIT_INTERRUPTED = 130
 
@@ -115,14 +118,20 @@ def _distributed(**overrides: object) -> DistributedSettings:
     return load_distributed(**overrides)
 
 
-def _stop_on_signals(stop: Callable[[], None], message: str | None = None) -> None:
+def _stop_on_signals(
+    stop: Callable[[], None],
+    message: str | None = None,
+    *,
+    stopped_by: list[signal.Signals] | None = None,
+) -> None:
+    """Stop on the first SIGINT or SIGTERM (each recorded in ``stopped_by``), cancel every
+    task on the second."""
     loop = asyncio.get_running_loop()
-    interrupts = 0
+    interrupts: list[signal.Signals] = [] if stopped_by is None else stopped_by
 
-    def on_signal() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
+    def on_signal(sig: signal.Signals) -> None:
+        interrupts.append(sig)
+        if len(interrupts) == 1:
             if message:
                 err.print(message)
             stop()
@@ -131,7 +140,7 @@ def _stop_on_signals(stop: Callable[[], None], message: str | None = None) -> No
                 task.cancel()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
+        loop.add_signal_handler(sig, on_signal, sig)
 
 
 def worker(  # noqa: PLR0917 - typer maps each option to a parameter
@@ -154,8 +163,8 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     max_pages: Annotated[
         int | None,
         typer.Option(
-            help="Stop the crawl at about N stored pages, all workers together (default 0:"
-            " no limit; the workers together may store a few pages more)."
+            help="Stop the crawl at N stored pages, all workers together (default 0: no"
+            " limit; a namespace's limit is changed with crawl-ns set --max-pages)."
         ),
     ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
@@ -179,11 +188,19 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
         bool | None, typer.Option(help="Exact URL set in Redis instead of a Bloom filter.")
     ] = None,
     config: Annotated[Path | None, typer.Option(help="TOML crawl settings file.")] = None,
-    quiet: Annotated[bool, typer.Option(help="No summary line.")] = False,
+    progress_every: Annotated[
+        float, typer.Option(help="Seconds between progress lines (0: none).")
+    ] = 10.0,
+    quiet: Annotated[bool, typer.Option(help="No progress lines, no summary line.")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
     metrics_port: MetricsPortOption = None,  # obs: issue 19
 ) -> None:
-    """Crawl as one worker of a distributed crawl (Redis frontier, PostgreSQL results)."""
+    """Crawl as one worker of a distributed crawl (Redis frontier, PostgreSQL results).
+
+    The first worker of a namespace stores the crawl's settings and seeds in Redis; a worker
+    joining takes them from there (its seeds are added), and is refused if a setting it was
+    given differs. Concurrency, parse workers, timeouts and the database URL stay its own.
+    """
     _setup_logging(log_level)
     try:
         seeds = read_seeds(seed, seeds_file)
@@ -215,7 +232,19 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
         "throughput_window": throughput_window,
         "exact_dedupe": exact_dedupe,
     }
-    report = _run(lambda: _work(kwargs, config, dist, node_id, metrics_port))
+    every = 0.0 if quiet else progress_every
+    if not every >= 0 or every == float("inf"):
+        err.print(Text("error: --progress-every must be a finite number >= 0", style="red"))
+        raise typer.Exit(EXIT_CONFIG)
+    stopped_by: list[signal.Signals] = []
+    try:
+        report = _run(lambda: _work(kwargs, config, dist, node_id, every, stopped_by, metrics_port))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        if not stopped_by:
+            raise
+        # A second Ctrl-C: the pages in flight were not stored; their leases go back.
+        err.print(f"interrupted by {stopped_by[0].name}: start the worker again to rejoin")
+        raise typer.Exit(128 + stopped_by[0].value) from None
     if not quiet:
         stats = report.stats
         out.print(
@@ -224,22 +253,30 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
                 f"run {report.run_id}, {report.queued_left} left queued"
             )
         )
-    if report.max_pages and report.queued_left and report.stats.pages >= report.max_pages:
+    if report.limit_reached:
+        name = namespace or "default"
         err.print(
             Text(
-                f"stopped at the page limit (max_pages {report.max_pages}, {report.stats.pages}"
-                f" pages stored by all workers) with {report.queued_left} URLs left queued:"
-                " raise --max-pages (0 = no limit) and start the workers again to go on",
+                f"the crawl reached its page limit: max_pages {report.max_pages} pages stored by"
+                f" all workers, {report.queued_left} URLs left queued. To go on, raise it with"
+                f" `topicrawl crawl-ns set --namespace {name} --max-pages N` (0: no limit) and"
+                " start the workers again",
                 style="yellow",
-            )
+            ),
+            soft_wrap=True,
         )
+    if stopped_by:
+        err.print(f"interrupted by {stopped_by[0].name}: start the worker again to rejoin")
+        raise typer.Exit(128 + stopped_by[0].value)
 
 
-async def _work(
+async def _work(  # noqa: PLR0917 - the worker command's parts
     kwargs: dict[str, Any],
     config: Path | None,
     dist: dict[str, Any],
     node_id: str | None,
+    every: float,
+    stopped_by: list[signal.Signals],
     metrics_port: int | None = None,  # obs: issue 19
 ) -> WorkerReport:
     from topicrawl.distributed.worker import run_worker  # noqa: PLC0415 - slow import
@@ -252,9 +289,17 @@ async def _work(
         settings,
         distributed,
         node_id=node_id,
-        on_start=_on_worker_start,
+        on_start=lambda crawler: _on_worker_start(crawler, stopped_by),
+        on_line=_show_progress,
+        line_every=every,
         metrics_port=metrics_port,  # obs: issue 19
     )
+
+
+def _show_progress(progress: WorkerProgress) -> None:
+    from topicrawl.distributed.progress import progress_line  # noqa: PLC0415
+
+    err.print(Text(progress_line(progress)), soft_wrap=True)
 
 
 def worker_settings(config: Path | None, overrides: dict[str, Any]) -> CrawlSettings:
@@ -268,14 +313,20 @@ def worker_settings(config: Path | None, overrides: dict[str, Any]) -> CrawlSett
     settings = load_settings(config, **overrides)
     if "max_pages" not in settings.model_fields_set:
         settings = settings.model_copy(update={"max_pages": 0})
+        # Still not given: a namespace's stored limit wins over it (see namespace.given_part).
+        settings.model_fields_set.discard("max_pages")
     return settings
 
 
-def _on_worker_start(crawler: Crawler) -> None:
+def _on_worker_start(crawler: Crawler, stopped_by: list[signal.Signals]) -> None:
     from topicrawl.engine.heap import settle_heap  # noqa: PLC0415
 
     settle_heap()
-    _stop_on_signals(crawler.stop, "stopping: finishing pages in flight (Ctrl-C again to quit now)")
+    _stop_on_signals(
+        crawler.stop,
+        "stopping: finishing pages in flight (Ctrl-C again to quit now)",
+        stopped_by=stopped_by,
+    )
 
 
 def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
@@ -290,6 +341,13 @@ def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
     exit_when_done: Annotated[
         bool, typer.Option(help="Exit once the crawl is over (nothing queued, no live node).")
     ] = False,
+    wait_for_namespace: Annotated[
+        float,
+        typer.Option(
+            help="Seconds to wait for the namespace to be created (by a first worker or"
+            " crawl-ns create) before giving up with exit 3 (default 0: it must exist)."
+        ),
+    ] = 0.0,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "info",
 ) -> None:
     """Run the coordinator's duties (dead nodes, rebalancing); a standby takes over if it dies."""
@@ -302,16 +360,21 @@ def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
         "lock_ttl": lock_ttl,
         "coordinator_interval": interval,
     }
-    _run(lambda: _coordinate(overrides, exit_when_done))
+    if not (0 <= wait_for_namespace < float("inf")):
+        _fail(ConfigError("--wait-for-namespace must be a finite number >= 0"))
+    _run(lambda: _coordinate(overrides, exit_when_done, wait_for_namespace))
 
 
-async def _coordinate(overrides: dict[str, Any], exit_when_done: bool) -> None:
+async def _coordinate(overrides: dict[str, Any], exit_when_done: bool, wait: float) -> None:
     from topicrawl.distributed.coordinator import serve  # noqa: PLC0415
     from topicrawl.distributed.registry import local_node_id  # noqa: PLC0415
 
     distributed = _distributed(**overrides)
     stop = asyncio.Event()
     _stop_on_signals(stop.set)
+    await require_namespace(distributed, wait=wait, stop=stop)
+    if stop.is_set():
+        return
     await serve(
         distributed,
         holder=f"coordinator-{local_node_id()}",
@@ -336,6 +399,8 @@ def nodes(
     """Show the crawl's nodes: id, state, last heartbeat, pages/s, hosts held, errors."""
     _setup_logging("warning")
     overrides = {"redis_url": redis, "namespace": namespace}
+    if not every < float("inf"):  # NaN and inf; below 0.1 s it refreshes every 0.1 s
+        _fail(ConfigError("--every must be a finite number of seconds"))
     try:
         configs = _node_configs(set_config or [])
     except ConfigError as exc:
@@ -356,8 +421,37 @@ def _node_configs(items: list[str]) -> dict[str, dict[str, Any]]:
             raise ConfigError(f"--set-config {node}: not JSON: {exc}") from exc
         if not node or not isinstance(value, dict):
             raise ConfigError(f"--set-config wants NODE={{json object}}, got {item[:200]!r}")
+        check_node_config(node, value)
         configs[node] = value
     return configs
+
+
+def check_node_config(node: str, config: dict[str, Any]) -> None:
+    """Refuse a node configuration that is not valid settings, or that sets a setting the
+    namespace agrees on (every worker must crawl with the namespace's).
+
+    Raises:
+        ConfigError: the configuration says what is wrong.
+    """
+    from topicrawl.distributed.namespace import SHARED  # noqa: PLC0415
+    from topicrawl.distributed.worker import merge_config  # noqa: PLC0415
+
+    shared = sorted(
+        f"{key}.{name}" if isinstance(value, dict) else key
+        for key, value in config.items()
+        if key in SHARED
+        for name in (value if isinstance(value, dict) else [None])
+        if SHARED[key] is None or name in (SHARED[key] or ())
+    )
+    if shared:
+        raise ConfigError(
+            f"--set-config {node}: {', '.join(shared)} is the namespace's to set, not a "
+            "node's: every worker crawls with the namespace's settings"
+        )
+    try:
+        merge_config(CrawlSettings(), config)
+    except ConfigError as exc:
+        raise ConfigError(f"--set-config {node}: {exc}") from exc
 
 
 async def _show_nodes(
@@ -373,6 +467,7 @@ async def _show_nodes(
         heartbeat_timeout=distributed.heartbeat_timeout,
     )
     frontier = RedisFrontier(distributed.redis_url, namespace=distributed.namespace, observer=True)
+    await require_namespace(distributed)
     async with registry, frontier:
         for node, config in configs.items():
             await registry.set_config(node, config)
@@ -396,6 +491,52 @@ async def _show_nodes(
                     await asyncio.wait_for(stop.wait(), every)
                 except TimeoutError:
                     live.update(await table(), refresh=True)
+
+
+async def require_namespace(
+    distributed: DistributedSettings, *, wait: float = 0.0, stop: asyncio.Event | None = None
+) -> None:
+    """Return once the namespace exists (waiting up to ``wait`` seconds, or until ``stop``).
+
+    Raises:
+        typer.Exit: 3, with a message naming the namespaces this Redis holds.
+    """
+    from redis.asyncio import Redis  # noqa: PLC0415
+
+    from topicrawl.distributed.namespace import Namespace, list_namespaces  # noqa: PLC0415
+    from topicrawl.distributed.redis_frontier import namespace_prefix, redact  # noqa: PLC0415
+
+    name = distributed.namespace
+    try:
+        client = Redis.from_url(distributed.redis_url, socket_connect_timeout=5.0)
+    except ValueError as exc:
+        raise ConfigError(f"bad Redis URL {redact(distributed.redis_url)}: {exc}") from exc
+    try:
+        found = Namespace(client, prefix=namespace_prefix(name), name=name)
+        deadline = time.monotonic() + wait
+        said = False
+        while not await found.exists():
+            if stop is not None and stop.is_set():
+                return
+            if time.monotonic() >= deadline:
+                present = await list_namespaces(client)
+                err.print(
+                    Text(
+                        f"error: namespace {name!r} does not exist in Redis at "
+                        f"{redact(distributed.redis_url)} (namespaces there: "
+                        f"{', '.join(present[:20]) or 'none'}); start a worker or run "
+                        "topicrawl crawl-ns create",
+                        style="red",
+                    ),
+                    soft_wrap=True,
+                )
+                raise typer.Exit(EXIT_MISSING)
+            if not said:
+                err.print(f"waiting up to {wait:g} s for namespace {name!r} to be created")
+                said = True
+            await asyncio.sleep(0.2)
+    finally:
+        await client.aclose()
 
 
 def nodes_table(

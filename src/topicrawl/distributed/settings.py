@@ -11,6 +11,7 @@ from typing import Self
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from topicrawl.core.config import DAY, HOUR
 from topicrawl.core.errors import ConfigError
 
 __all__ = ["DistributedSettings", "load_distributed"]
@@ -32,34 +33,39 @@ class DistributedSettings(BaseSettings):
 
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis holding the crawl.")
     namespace: str = Field("default", description="The crawl's name; crawls can share a Redis.")
-    heartbeat_interval: float = Field(5.0, gt=0, description="Seconds between heartbeats.")
+    heartbeat_interval: float = Field(5.0, gt=0, le=HOUR, description="Seconds between heartbeats.")
     heartbeat_timeout: float = Field(
-        15.0, gt=0, description="A node silent this long (its heartbeat key's TTL) is dead."
+        15.0, gt=0, le=DAY, description="A node silent this long (its heartbeat key's TTL) is dead."
     )
     lock_ttl: float = Field(
         5.0,
         gt=0,
+        le=DAY,
         description="Seconds the coordinator lock lasts unless renewed (<= heartbeat_timeout).",
     )
     coordinator_interval: float = Field(
         0.0,
         ge=0,
+        le=HOUR,
         description="Seconds between coordinator rounds; 0 means min(heartbeat, lock_ttl / 3).",
     )
     throughput_window: float = Field(
-        60.0, gt=0, description="Seconds over which a node's pages per second are measured."
+        60.0, gt=0, le=DAY, description="Seconds over which a node's pages per second are measured."
     )
     min_weight: float = Field(
-        0.1, gt=0, description="Floor of a node's hashing weight (pages per second)."
+        0.1, gt=0, le=1e6, description="Floor of a node's hashing weight (pages per second)."
     )
     steal_min: int = Field(
-        2, ge=0, description="Ready hosts a node must have before an idle one takes one (0 off)."
+        2,
+        ge=0,
+        le=1_000_000,
+        description="Ready hosts a node must have before an idle one takes one (0 off).",
     )
     redis_retry_for: float = Field(
-        60.0, ge=0, description="Seconds of Redis outage a worker rides out by retrying."
+        60.0, ge=0, le=DAY, description="Seconds of Redis outage a worker rides out by retrying."
     )
     storage_retries: int = Field(
-        8, ge=0, description="Retries of a database write whose connection dropped."
+        8, ge=0, le=1000, description="Retries of a database write whose connection dropped."
     )
     exact_dedupe: bool = Field(False, description="Exact URL set in Redis instead of Bloom.")
 

@@ -1,8 +1,10 @@
 """A worker of a distributed crawl: the engine's crawler on the shared Redis frontier.
 
-A worker registers in the crawl's node registry, applies the configuration stored for it,
-joins the crawl's storage run (the first worker starts it), crawls the hosts it holds (and
-takes ready hosts from busy nodes when idle), heartbeats with its throughput and error count,
+A worker applies the configuration stored for it, joins its namespace (the crawl's agreed
+settings, seeds, scope and page budget in Redis: see :mod:`topicrawl.distributed.namespace`),
+joins the crawl's storage run (the first worker starts it), registers in the crawl's node
+registry, crawls the hosts it holds (and takes ready hosts from busy nodes when idle),
+heartbeats with its throughput and error count,
 and runs the coordinator's duties whenever it holds the coordinator lock (so any worker is a
 standby coordinator). It stops when the crawl is done: nothing queued and nothing in flight on
 any worker. On the way out it records that it left, puts back any lease it still holds, and
@@ -33,7 +35,9 @@ from topicrawl.core.config import CrawlSettings
 from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import CrawlStats
 from topicrawl.distributed.coordinator import Coordinator, node_loads
+from topicrawl.distributed.namespace import Namespace, ScopedFrontier, SharedScope
 from topicrawl.distributed.partition import AssignmentPolicy, NodeLoad, RendezvousPolicy
+from topicrawl.distributed.progress import WorkerProgress, report_progress
 from topicrawl.distributed.redis_frontier import RedisFrontier
 from topicrawl.distributed.registry import (
     Heartbeat,
@@ -60,6 +64,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[CrawlStats], None]
+ProgressLineFn = Callable[[WorkerProgress], None]
 
 _SETUP_WAIT = 60.0  # seconds a worker waits for another to start the storage run
 _POP_GATE = 0.05  # seconds an idle worker leaves Redis alone after an empty pop (see PopGate)
@@ -67,8 +72,8 @@ _POP_GATE = 0.05  # seconds an idle worker leaves Redis alone after an empty pop
 
 @dataclass(frozen=True, slots=True)
 class WorkerReport:
-    """What a worker did: its node id, its own stats, the run, what is left queued, and the
-    crawl's page limit (0: none)."""
+    """What a worker did: its node id, its own stats, the run, what is left queued, the
+    crawl's page limit (0: none) and whether the crawl reached it."""
 
     node: str
     stats: CrawlStats
@@ -76,6 +81,7 @@ class WorkerReport:
     run_id: int
     queued_left: int
     max_pages: int = 0
+    limit_reached: bool = False
 
 
 class HostAssigner:
@@ -168,10 +174,16 @@ async def run_worker(
     policy: AssignmentPolicy | None = None,
     on_progress: ProgressFn | None = None,
     on_start: Callable[[Crawler], None] | None = None,
+    on_line: ProgressLineFn | None = None,
+    line_every: float = 10.0,
     metrics_port: int | None = None,
 ) -> WorkerReport:
     """Run one worker until the crawl is done (or it is stopped through ``on_start``'s crawler).
 
+    The worker joins its namespace first (see :mod:`topicrawl.distributed.namespace`): it
+    creates it from ``settings`` or crawls with the namespace's settings, refused when a
+    setting it was given differs. A start that fails leaves no key behind in a namespace it
+    created. ``on_line`` is given the worker's progress every ``line_every`` seconds.
     ``metrics_port`` serves the worker's Prometheus metrics on 127.0.0.1 (labelled with the
     node id); its live samples carry the node id too.
 
@@ -189,65 +201,122 @@ async def run_worker(
     )
     async with registry:
         settings = merge_config(settings, await registry.config_for(node))
-        check_timing(settings, distributed)
-        assigner = HostAssigner(policy)
-        frontier = RedisFrontier(
-            distributed.redis_url,
-            namespace=distributed.namespace,
-            default_delay=settings.politeness.delay,
-            max_per_host=settings.politeness.per_host,
-            lease_ttl=settings.frontier.lease_ttl,
-            request_ttl=request_ttl(settings),
-            bloom_capacity=settings.frontier.bloom_capacity,
-            bloom_error_rate=settings.frontier.bloom_error_rate,
-            exact=distributed.exact_dedupe,
-            node=node,
-            propose_owner=assigner.propose,
-            steal_min=distributed.steal_min,
+        namespace = Namespace(
+            registry.client,
+            prefix=registry.prefix,
+            name=registry.namespace,
             retry_for=distributed.redis_retry_for,
-            defer_acks=True,
-            pop_gate=_POP_GATE,
-            max_connections=redis_pool_size(settings),
         )
-        async with frontier:
-            run_id = await _join_run(registry, settings)
-            info = NodeInfo(
+        settings, created = await namespace.join(settings)
+        try:
+            return await _start(
+                settings,
+                distributed,
                 node=node,
-                machine=socket.gethostname(),
-                pid=os.getpid(),
-                params={
-                    "strategy": settings.strategy,
-                    "concurrency": settings.concurrency,
-                    "per_host": settings.politeness.per_host,
-                    "delay": settings.politeness.delay,
-                    "run_id": run_id,
-                },
-                capacity={"concurrency": settings.concurrency, "cpus": os.cpu_count() or 1},
-            )
-            coordinator = Coordinator(
-                frontier=frontier,
-                registry=registry,
                 policy=policy,
-                lock_ttl=distributed.lock_ttl,
-                holder=node,
+                registry=registry,
+                namespace=namespace,
+                hooks=_Hooks(on_progress, on_start, on_line, line_every),
+                metrics_port=metrics_port,
             )
-            await registry.register(info)
-            try:
-                assigner.update(node_loads(await registry.live(), {}))
-                node_crawl = _NodeCrawl(
-                    settings=settings,
-                    distributed=distributed,
-                    registry=registry,
-                    frontier=frontier,
-                    coordinator=coordinator,
-                    assigner=assigner,
-                    info=info,
-                    run_id=run_id,
-                    metrics_port=metrics_port,  # obs: dashboard metrics (issue 19)
-                )
-                return await node_crawl.run(on_progress=on_progress, on_start=on_start)
-            finally:
-                await _leave(registry, coordinator, node)
+        except BaseException:
+            if created:
+                await _undo_creation(namespace, registry, node)
+            raise
+
+
+@dataclass(frozen=True, slots=True)
+class _Hooks:
+    """What the caller of :func:`run_worker` hears: each page, the start, progress lines."""
+
+    on_progress: ProgressFn | None
+    on_start: Callable[[Crawler], None] | None
+    on_line: ProgressLineFn | None
+    line_every: float
+
+
+async def _undo_creation(namespace: Namespace, registry: NodeRegistry, node: str) -> None:
+    """Delete the namespace this worker created when its start failed before another node
+    joined and before a page was stored (a failed start leaves nothing behind)."""
+    try:
+        others = [n for n in await registry.nodes() if n.node != node]
+        if not others and not (await namespace.state()).reserved:
+            await namespace.delete()
+    except FrontierError as exc:
+        log.warning("could not remove the namespace this failed start created: %s", exc)
+
+
+async def _start(
+    settings: CrawlSettings,
+    distributed: DistributedSettings,
+    *,
+    node: str,
+    policy: AssignmentPolicy,
+    registry: NodeRegistry,
+    namespace: Namespace,
+    hooks: _Hooks,
+    metrics_port: int | None,
+) -> WorkerReport:
+    check_timing(settings, distributed)
+    assigner = HostAssigner(policy)
+    frontier = ScopedFrontier(
+        distributed.redis_url,
+        namespace=distributed.namespace,
+        default_delay=settings.politeness.delay,
+        max_per_host=settings.politeness.per_host,
+        lease_ttl=settings.frontier.lease_ttl,
+        request_ttl=request_ttl(settings),
+        bloom_capacity=settings.frontier.bloom_capacity,
+        bloom_error_rate=settings.frontier.bloom_error_rate,
+        exact=distributed.exact_dedupe,
+        node=node,
+        propose_owner=assigner.propose,
+        steal_min=distributed.steal_min,
+        retry_for=distributed.redis_retry_for,
+        defer_acks=True,
+        pop_gate=_POP_GATE,
+        max_connections=redis_pool_size(settings),
+    )
+    async with frontier:
+        run_id = await _join_run(registry, settings)
+        info = NodeInfo(
+            node=node,
+            machine=socket.gethostname(),
+            pid=os.getpid(),
+            params={
+                "strategy": settings.strategy,
+                "concurrency": settings.concurrency,
+                "per_host": settings.politeness.per_host,
+                "delay": settings.politeness.delay,
+                "run_id": run_id,
+            },
+            capacity={"concurrency": settings.concurrency, "cpus": os.cpu_count() or 1},
+        )
+        coordinator = Coordinator(
+            frontier=frontier,
+            registry=registry,
+            policy=policy,
+            lock_ttl=distributed.lock_ttl,
+            holder=node,
+        )
+        await registry.register(info)
+        try:
+            assigner.update(node_loads(await registry.live(), {}))
+            node_crawl = _NodeCrawl(
+                settings=settings,
+                distributed=distributed,
+                registry=registry,
+                frontier=frontier,
+                coordinator=coordinator,
+                assigner=assigner,
+                info=info,
+                run_id=run_id,
+                namespace=namespace,
+                metrics_port=metrics_port,  # obs: dashboard metrics (issue 19)
+            )
+            return await node_crawl.run(hooks)
+        finally:
+            await _leave(registry, coordinator, node)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -257,17 +326,16 @@ class _NodeCrawl:
     settings: CrawlSettings
     distributed: DistributedSettings
     registry: NodeRegistry
-    frontier: RedisFrontier
+    frontier: ScopedFrontier
     coordinator: Coordinator
     assigner: HostAssigner
     info: NodeInfo
     run_id: int
+    namespace: Namespace
     metrics_port: int | None = None  # obs: issue 19
 
-    async def run(
-        self, *, on_progress: ProgressFn | None, on_start: Callable[[Crawler], None] | None
-    ) -> WorkerReport:
-        pages = _PageCounter(on_progress)
+    async def run(self, hooks: _Hooks) -> WorkerReport:
+        pages = _PageCounter(hooks.on_progress, self.namespace)
         async with open_crawl(
             self.settings,
             on_progress=pages,
@@ -276,9 +344,17 @@ class _NodeCrawl:
             storage_retries=self.distributed.storage_retries,
             node=self.info.node,  # obs: live samples and metrics per node (issue 19)
             metrics_port=self.metrics_port,
+            page_budget=self.namespace,
         ) as crawler:
-            if on_start is not None:
-                on_start(crawler)
+            if hooks.on_start is not None:
+                hooks.on_start(crawler)
+            scope = SharedScope(
+                self.namespace,
+                crawler.scope,
+                fixed=bool(self.settings.scope.allowed_domains),
+            )
+            self.frontier.shared_scope = scope
+            await self.namespace.start_budget(await crawler.storage.count_pages())
             stop = asyncio.Event()
             beats = _Heartbeats(
                 registry=self.registry,
@@ -288,6 +364,7 @@ class _NodeCrawl:
                 pages=pages,
                 crawler=crawler,
                 window=self.distributed.throughput_window,
+                scope=scope,
             )
             interval = self.distributed.heartbeat_interval
             async with asyncio.TaskGroup() as group:
@@ -295,32 +372,60 @@ class _NodeCrawl:
                 group.create_task(
                     self.coordinator.run(stop, interval=self.distributed.round_interval)
                 )
+                if hooks.on_line is not None and hooks.line_every > 0:
+                    group.create_task(
+                        report_progress(
+                            stop=stop,
+                            every=hooks.line_every,
+                            read=lambda: self._progress(pages, crawler),
+                            show=hooks.on_line,
+                        )
+                    )
                 try:
                     stats = await crawler.run()
                 finally:
                     stop.set()
             left = await self.frontier.queued()
             await _record_totals(self.registry, crawler, stats, self.run_id, pages.count)
+            state = await self.namespace.state()
         return WorkerReport(
             node=self.info.node,
             stats=stats,
             pages=pages.count,
             run_id=self.run_id,
             queued_left=left,
-            max_pages=self.settings.max_pages,
+            max_pages=state.max_pages,
+            limit_reached=crawler.limit_reached or await self.namespace.limit_reached(),
+        )
+
+    async def _progress(self, pages: _PageCounter, crawler: Crawler) -> WorkerProgress:
+        state = await self.namespace.state()
+        return WorkerProgress(
+            node=self.info.node,
+            pages=pages.count,
+            errors=crawler.stats.error_count,
+            crawl_pages=state.reserved,
+            max_pages=state.max_pages,
+            queued=await self.frontier.queued(),
+            in_flight=await self.frontier.in_flight(),
         )
 
 
 class _PageCounter:
     """Counts the pages this worker stored (the crawler's own count starts from the
-    database's total), and passes progress on."""
+    database's total): those it reserved in the namespace's page budget, one per page stored
+    (progress is also reported when held hosts change, so a report is not a page); and
+    passes progress on."""
 
-    def __init__(self, then: ProgressFn | None) -> None:
-        self.count = 0
+    def __init__(self, then: ProgressFn | None, namespace: Namespace) -> None:
         self._then = then
+        self._namespace = namespace
+
+    @property
+    def count(self) -> int:
+        return self._namespace.reserved_here
 
     def __call__(self, stats: CrawlStats) -> None:
-        self.count += 1
         if self._then is not None:
             self._then(stats)
 
@@ -334,6 +439,7 @@ class _Heartbeats:
     pages: _PageCounter
     crawler: Crawler
     window: float
+    scope: SharedScope
     faults: int = 0
 
     async def run(self, stop: asyncio.Event, *, interval: float) -> None:
@@ -361,6 +467,7 @@ class _Heartbeats:
         live = await self.registry.live()
         counts = await self.frontier.host_counts([n.node for n in live])
         self.assigner.update(node_loads(live, counts))
+        await self.scope.refresh()
 
 
 async def _join_run(registry: NodeRegistry, settings: CrawlSettings) -> int:

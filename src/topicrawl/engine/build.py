@@ -13,7 +13,7 @@ from topicrawl.core.config import CrawlSettings
 from topicrawl.core.errors import ConfigError, StorageError
 from topicrawl.core.models import CrawlStats, Request
 from topicrawl.core.protocols import Frontier, Storage, Strategy
-from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, ProgressFn
+from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, PageBudget, ProgressFn
 from topicrawl.engine.kg import open_kg
 from topicrawl.engine.learning import LearningCheckpoints, restore_learning, save_learning
 from topicrawl.engine.parsing import PageParser, default_parse_workers
@@ -246,13 +246,15 @@ async def open_crawl(
     learning_interval: float = 30.0,
     node: str | None = None,
     metrics_port: int | None = None,
+    page_budget: PageBudget | None = None,
 ) -> AsyncIterator[Crawler]:
     """Build every part of a crawl from settings, seed it, and close everything afterwards.
 
     A distributed worker passes its own open ``frontier`` (left open afterwards: the caller
     owns it) and the ``run_id`` its crawl writes under (neither started nor finished here:
     the run spans every worker), and may allow more ``storage_retries`` (retries of a database
-    call whose connection dropped) to ride out a database restart. A focused strategy's
+    call whose connection dropped) to ride out a database restart, and a ``page_budget`` that
+    shares the page limit between processes. A focused strategy's
     learned state is saved every ``learning_interval`` seconds when it changed, and at the end.
     Live samples (``settings.storage.samples_interval``) are labelled with ``node`` (the
     worker's id); ``metrics_port`` serves the process's Prometheus metrics on 127.0.0.1.
@@ -354,6 +356,7 @@ async def open_crawl(
             run_id=run_id,
             on_progress=on_progress,
             on_checkpoint=learning if kg is None else _both(learning, kg.record),
+            page_budget=page_budget,
         )
         await _observe(stack, crawler, storage, settings, node=node, metrics_port=metrics_port)
         await crawler.seed(

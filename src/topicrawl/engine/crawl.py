@@ -45,7 +45,7 @@ from topicrawl.engine.slots import RequestSlots
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
 
-__all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "FetchReports", "HostPolicy"]
+__all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "FetchReports", "HostPolicy", "PageBudget"]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,12 @@ class CrawlLimits:
     hold_patience: float = 60.0
     """Seconds of a host's hold (robots.txt unreadable, a server's long wait) the crawl waits
     out when nothing else is left; a longer hold ends the crawl (see engine.held)."""
+
+
+class PageBudget(Protocol):
+    async def reserve_page(self) -> bool:
+        """Take one page of the crawl's limit before storing it; False when none is left."""
+        ...
 
 
 class CrawlDelays(Protocol):
@@ -171,6 +177,9 @@ class Crawler:
         on_progress: called after every page with the running stats.
         on_checkpoint: awaited after every periodic checkpoint (e.g. to save learned state);
             its errors are logged, never fatal.
+        page_budget: reserves each page before it is stored, when processes share the
+            crawl's page limit (distributed workers); a page refused is not stored, its URL
+            goes back to the queue, and the crawl stops.
     """
 
     def __init__(
@@ -187,6 +196,7 @@ class Crawler:
         run_id: int,
         on_progress: ProgressFn | None = None,
         on_checkpoint: Callable[[], Awaitable[None]] | None = None,
+        page_budget: PageBudget | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._fetcher = fetcher
@@ -199,6 +209,8 @@ class Crawler:
         self._limits = limits
         self._run_id = run_id
         self._on_progress = on_progress
+        self._budget = page_budget
+        self.limit_reached = False
         self._on_checkpoint = on_checkpoint
         self._clock = clock
         self.stats = CrawlStats()
@@ -234,6 +246,10 @@ class Crawler:
         self.fetch_latency = LatencyHistogram()
         self.strategy_seconds = 0.0
         self._handling = 0  # pages fetched and being parsed, scored or stored
+
+    @property
+    def scope(self) -> Scope:
+        return self._scope
 
     @property
     def frontier(self) -> Frontier:
@@ -561,6 +577,11 @@ class Crawler:
         )
 
     async def _keep(self, lease: Lease, page: Page, response: Response) -> None:
+        if self._budget is not None and not await self._budget.reserve_page():
+            self.limit_reached = True
+            await self._frontier.reclaim(lease)
+            self.stop()
+            return
         # A duplicate's links are followed too: same text does not mean same links, and
         # skipping them could lose pages; traps are bounded by depth and scope instead (the
         # admission applies both to every request, whichever way it comes).

@@ -226,6 +226,19 @@ class Scope:
         domains = frozenset(d.strip().lower().rstrip(".") for d in allowed_domains if d.strip())
         return cls(allowed_domains=domains, include=inc, exclude=exc, max_url_length=max_url_length)
 
+    def widen(self, domains: Iterable[str]) -> None:
+        """Allow more domains (a distributed crawl's scope grows as seeds are added to it).
+
+        A scope with no allowed domains allows any and stays so.
+        """
+        added = frozenset(d.strip().lower().rstrip(".") for d in domains if d.strip())
+        if not self.allowed_domains or added <= self.allowed_domains:
+            return
+        # Frozen for hashing and sharing; the one change it allows is this widening, after
+        # which the answers cached for hosts are stale.
+        object.__setattr__(self, "allowed_domains", self.allowed_domains | added)
+        self._hosts_ok.clear()
+
     def host_allowed(self, host: str) -> bool:
         if not self.allowed_domains:
             return True

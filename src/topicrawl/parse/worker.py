@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import signal
 import struct
 import sys
 import traceback
@@ -319,4 +320,7 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
 
 
 if __name__ == "__main__":
+    # A Ctrl-C at the terminal reaches the whole process group: the crawl this process serves
+    # decides when it ends (it closes the pipe), so the interrupt is its parent's to handle.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     serve(sys.stdin.buffer, sys.stdout.buffer)

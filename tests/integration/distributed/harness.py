@@ -137,44 +137,94 @@ class Cluster:
         pg_port: int | None = None,
         max_pages: int = 0,
         wrap: Sequence[str] | None = None,
+        seeds: Sequence[str] | None = None,
+        allow_domains: bool = True,
+        extra: Sequence[str] = (),
+        quiet: bool = True,
+        env: dict[str, str] | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start ``topicrawl worker`` with node id ``name`` (reaching Redis and PostgreSQL
         through other ports, e.g. proxies, when given; run through ``wrap``, e.g.
-        ``ip netns exec NAME``, when given)."""
-        web = self.server.web
+        ``ip netns exec NAME``, when given), seeded with every host of the demo web unless
+        ``seeds`` are given, and allowed every host's domain unless told not to."""
         redis_url, db_url = self.redis_url, self.db_url
         if redis_port is not None:
             redis_url = re.sub(r":\d+/", f":{redis_port}/", redis_url, count=1)
         if pg_port is not None:
             db_url = re.sub(r":\d+/", f":{pg_port}/", db_url, count=1)
-        argv = [sys.executable, "-m", "topicrawl.cli", "worker", "--quiet", "--node-id", name]
-        argv += [*self._common(redis_url), "--db", db_url, "--strategy", "bfs"]
-        argv += ["--max-pages", str(max_pages), "--concurrency", "4", "--per-host", "2"]
+        argv = [sys.executable, "-m", "topicrawl.cli", "worker", "--node-id", name]
+        argv += ["--quiet"] if quiet else []
+        argv += [*self._common(redis_url), "--db", db_url, "--concurrency", "4"]
+        argv += ["--throughput-window", "1", "--log-level", "info"]
+        argv += self._crawl_args(max_pages, seeds, allow_domains=allow_domains)
+        return self._start(name, [*argv, *extra], wrap=wrap, env=env)
+
+    def _crawl_args(
+        self, max_pages: int, seeds: Sequence[str] | None, *, allow_domains: bool
+    ) -> list[str]:
+        """The options of the crawl's own settings (the namespace's, for every worker)."""
+        web = self.server.web
+        argv = ["--strategy", "bfs", "--max-pages", str(max_pages), "--per-host", "2"]
         argv += ["--max-depth", str(MAX_DEPTH), "--delay", str(self.delay)]
-        argv += ["--throughput-window", "1", "--lease-ttl", str(LEASE_TTL), "--log-level", "info"]
-        for seed in web.bases().values():
+        argv += ["--lease-ttl", str(LEASE_TTL)]
+        for seed in web.bases().values() if seeds is None else seeds:
             argv += ["--seed", seed]
-        for host in web.bases():
+        for host in web.bases() if allow_domains else ():
             argv += ["--allow-domain", host]
-        return self._start(name, argv, wrap=wrap)
+        return argv
 
     def start_coordinator(self, name: str = "coordinator") -> subprocess.Popen[bytes]:
+        """Start ``topicrawl coordinator``, creating the namespace first (with the settings
+        :meth:`start_worker` gives) when it does not exist yet: a coordinator serves a crawl
+        that exists."""
+        where = ["--redis", self.redis_url, "--namespace", self.namespace]
+        create = [sys.executable, "-m", "topicrawl.cli", "crawl-ns", "create", *where]
+        create += self._crawl_args(0, None, allow_domains=True)
+        made = subprocess.run(
+            create, env={**os.environ, **ENV}, capture_output=True, text=True, check=False
+        )
+        assert made.returncode == 0 or "exists already" in made.stderr, made.stderr
         argv = [sys.executable, "-m", "topicrawl.cli", "coordinator", *self._common()]
-        argv += ["--interval", "0.2", "--exit-when-done"]
+        argv += ["--interval", "0.2", "--exit-when-done", "--wait-for-namespace", str(PATIENCE)]
         return self._start(name, argv)
 
     def _start(
-        self, name: str, argv: list[str], *, wrap: Sequence[str] | None = None
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        wrap: Sequence[str] | None = None,
+        env: dict[str, str] | None = None,
     ) -> subprocess.Popen[bytes]:
         with (self.tmp / f"{name}.log").open("wb") as log:
             proc = subprocess.Popen(
                 [*(wrap or ()), *argv],
-                env={**os.environ, **ENV},
+                env={**os.environ, **ENV, **(env or {})},
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # a Ctrl-C (SIGINT to the group) reaches it alone
             )
         self.procs[name] = proc
         return proc
+
+    async def cli(self, *args: str, timeout: float = PATIENCE) -> subprocess.CompletedProcess[str]:
+        """Run ``topicrawl ARGS`` against this crawl's Redis (``--namespace`` is the caller's
+        to give), in a thread so the event loop goes on."""
+        argv = [sys.executable, "-m", "topicrawl.cli", *args]
+        return await asyncio.to_thread(
+            subprocess.run,
+            argv,
+            env={**os.environ, **ENV},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    async def crawl_ns(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """``topicrawl crawl-ns COMMAND`` on this crawl's namespace."""
+        where = ["--redis", self.redis_url, "--namespace", self.namespace]
+        return await self.cli("crawl-ns", command, *where, *args)
 
     def log(self, name: str) -> str:
         return (self.tmp / f"{name}.log").read_text(errors="replace")

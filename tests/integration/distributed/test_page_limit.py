@@ -59,7 +59,8 @@ async def test_a_worker_stopped_by_the_page_limit_says_so(
         finally:
             await connection.close()
     assert done.returncode == 0, done.stderr
-    assert stored >= 10
+    assert stored == 10
     said = " ".join(done.stderr.split())
-    assert "stopped at the page limit (max_pages 10" in said
+    assert "the crawl reached its page limit: max_pages 10 pages stored by all workers" in said
     assert "URLs left queued" in said
+    assert f"topicrawl crawl-ns set --namespace {namespace} --max-pages N" in said

@@ -56,10 +56,29 @@ def test_worker_refuses_a_sqlite_database() -> None:
     assert "postgresql" in result.output
 
 
+def _drop(redis_url: str, namespace: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter(match=f"topicrawl:{{{namespace}}}:*"):
+        client.delete(key)
+    client.close()
+
+
+def test_nodes_of_a_crawl_that_does_not_exist_exit_3(redis_url: str) -> None:
+    namespace = f"cli-{uuid.uuid4().hex}"
+    result = runner.invoke(app, ["nodes", "--redis", redis_url, "--namespace", namespace])
+    assert result.exit_code == 3
+    assert f"namespace {namespace!r} does not exist" in " ".join(result.output.split())
+
+
 def test_nodes_of_an_empty_crawl(redis_url: str) -> None:
-    result = runner.invoke(
-        app, ["nodes", "--redis", redis_url, "--namespace", f"cli-{uuid.uuid4().hex}"]
-    )
+    namespace = f"cli-{uuid.uuid4().hex}"
+    where = ["--redis", redis_url, "--namespace", namespace]
+    try:
+        created = runner.invoke(app, ["crawl-ns", "create", *where, *SEED])
+        assert created.exit_code == 0, created.output
+        result = runner.invoke(app, ["nodes", *where])
+    finally:
+        _drop(redis_url, namespace)
     assert result.exit_code == 0
     assert "0 queued, 0 in flight" in result.output
 
@@ -108,28 +127,27 @@ def test_nodes_table_shows_state_and_numbers_as_plain_text() -> None:
 
 def test_nodes_stores_per_node_configuration(redis_url: str) -> None:
     namespace = f"cli-{uuid.uuid4().hex}"
+    where = ["--redis", redis_url, "--namespace", namespace]
     client = redis.Redis.from_url(redis_url)
     try:
+        created = runner.invoke(app, ["crawl-ns", "create", *where, *SEED])
+        assert created.exit_code == 0, created.output
         result = runner.invoke(
             app,
             [
                 "nodes",
-                "--redis",
-                redis_url,
-                "--namespace",
-                namespace,
+                *where,
                 "--set-config",
                 '*={"concurrency": 4}',
                 "--set-config",
-                'w2={"politeness": {"delay": 1.5}}',
+                'w2={"fetch": {"timeout": 1.5}}',
             ],
         )
         assert result.exit_code == 0, result.output
         stored = client.hgetall(f"topicrawl:{{{namespace}}}:nodecfg")
-        assert stored == {b"*": b'{"concurrency": 4}', b"w2": b'{"politeness": {"delay": 1.5}}'}
+        assert stored == {b"*": b'{"concurrency": 4}', b"w2": b'{"fetch": {"timeout": 1.5}}'}
     finally:
-        for key in client.scan_iter(match=f"topicrawl:{{{namespace}}}:*"):
-            client.delete(key)
         client.close()
+        _drop(redis_url, namespace)
     bad = runner.invoke(app, ["nodes", "--redis", redis_url, "--set-config", "w2=[1]"])
     assert bad.exit_code == 2
