@@ -40,6 +40,7 @@ from topicrawl.core.models import (
 from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
 from topicrawl.engine.admission import Admission
 from topicrawl.engine.held import HeldHosts, describe
+from topicrawl.engine.heldback import HeldBackLinks
 from topicrawl.engine.slots import RequestSlots
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
@@ -228,6 +229,8 @@ class Crawler:
         self._room.set()
         self._slots: RequestSlots | None = None  # made in run(): needs the running loop
         self._fetched = frontier.fetched if isinstance(frontier, FetchReports) else None
+        self._held_back: HeldBackLinks | None = None  # made in run() when resuming
+        self._recount = asyncio.Lock()
 
     @property
     def frontier(self) -> Frontier:
@@ -290,6 +293,13 @@ class Crawler:
         """
         self.stats.started_at = self._clock()
         self.stats.pages = self._started_pages = await self._storage.count_pages()
+        if self._started_pages and getattr(self._strategy, "holds_back_links", False):
+            self._held_back = HeldBackLinks(
+                storage=self._storage,
+                frontier=self._frontier,
+                before=self.stats.started_at,
+                follow_nofollow=self._limits.follow_nofollow,
+            )
         limits = self._limits
         self._slots = RequestSlots(total=limits.concurrency, per_host=limits.per_host)
         tasks = max(limits.concurrency, limits.pages_in_hand)
@@ -318,6 +328,8 @@ class Crawler:
         while not self._stopping.is_set():
             if self._limit_reached():
                 if self._in_progress == 0:
+                    if await self._counted_twice():
+                        continue
                     self.stop()
                     return
                 await self._wait(0.05)
@@ -331,7 +343,7 @@ class Crawler:
             if lease is None:
                 self._in_progress -= 1
                 if await self._finished():
-                    if await self._revive():
+                    if await self._revive() or await self._bring_back():
                         continue
                     await self._leave_held()
                     self.stop()
@@ -350,6 +362,23 @@ class Crawler:
             finally:
                 self._in_progress -= 1
                 self._wakeup.set()
+
+    async def _counted_twice(self) -> bool:
+        """Whether the page limit was reached only by counting pages stored twice: a resumed
+        crawl fetches again the pages stored just before the last run stopped (their acks
+        were not yet durable, see the module doc), and storing one again replaces its row.
+        The count is then set to what storage holds."""
+        if not self._started_pages or self._limits.shared_storage:
+            return False
+        async with self._recount:
+            if self._in_progress or not self._limit_reached():
+                return True  # another worker recounted meanwhile and went on
+            counted = self.stats.pages
+            stored = await self._storage.count_pages()
+            if stored >= counted:
+                return False
+            self.stats.pages = stored
+            return not self._limit_reached()
 
     async def _finished(self) -> bool:
         """Nothing in hand or leased, and nothing queued but URLs of hosts held longer than
@@ -419,6 +448,16 @@ class Crawler:
             offered.update(r.url for r in fresh)
             if await self._push(self._admission.admit(fresh)):
                 return True
+
+    async def _bring_back(self) -> bool:
+        """Queue links the strategy held back before a restart (see engine.heldback)."""
+        if self._held_back is None:
+            return False
+        limit = max(self._limits.concurrency * 4, 64)
+        while links := await self._held_back.take(limit):
+            if await self._push(self._admission.admit(links)):
+                return True
+        return False
 
     async def _wait(self, seconds: float) -> None:
         # asyncio.timeout, not wait_for: Python 3.11's wait_for returns normally when it is
