@@ -39,8 +39,9 @@ from topicrawl.core.models import (
 )
 from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
 from topicrawl.engine.admission import Admission
-from topicrawl.engine.held import HeldHosts, describe
+from topicrawl.engine.held import HeldHosts, HostHolds, describe, leave_queued
 from topicrawl.engine.heldback import HeldBackLinks
+from topicrawl.engine.hosts import CrawlDelays, HostPolicy
 from topicrawl.engine.slots import RequestSlots
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
@@ -93,69 +94,12 @@ class CrawlLimits:
     out when nothing else is left; a longer hold ends the crawl (see engine.held)."""
 
 
-class CrawlDelays(Protocol):
-    """Where a host's robots.txt Crawl-delay comes from."""
-
-    async def crawl_delay(self, url: str) -> float | None: ...
-
-
-@runtime_checkable
-class HostHolds(Protocol):
-    """A frontier that can pause a host and count and list its queued URLs (the in-process
-    frontiers); with another one a held host keeps the crawl waiting."""
-
-    async def pause_host(self, host: str, seconds: float) -> None: ...
-
-    async def queued_in(self, hosts: Iterable[str]) -> int: ...
-
-    async def queued_requests(self, host: str) -> list[Request]: ...
-
-
 @runtime_checkable
 class FetchReports(Protocol):
     """A frontier that counts requests in flight itself (e.g. over several processes), so it
     is told as soon as a lease's request is done, long before the lease is acked."""
 
     async def fetched(self, lease: Lease) -> None: ...
-
-
-class HostPolicy:
-    """Applies each host's robots.txt Crawl-delay to the frontier, once per host.
-
-    robots.txt allow/disallow is the fetcher's job (it must check every redirect hop too);
-    this only makes the frontier space a host's requests as its robots.txt asks.
-
-    Args:
-        delays: the robots.txt source, or None when robots.txt is ignored.
-        min_delay: the crawl's own minimum delay per host.
-    """
-
-    def __init__(self, *, delays: CrawlDelays | None, min_delay: float) -> None:
-        self._delays = delays
-        self._min_delay = min_delay
-        self._configured: dict[str, float] = {}
-
-    async def prepare(self, url: str, frontier: Frontier) -> None:
-        """On a host's first URL, give the frontier its Crawl-delay (if above our own)."""
-        if self._delays is None:
-            return
-        host = host_of(url)
-        if host in self._configured:
-            return
-        self._configured[host] = self._min_delay
-        delay = await self._delays.crawl_delay(url)
-        if delay is not None and delay > self._min_delay:
-            self._configured[host] = delay
-            await frontier.set_host_delay(host, delay)
-
-    def problem(self, url: str) -> str | None:
-        """Why the URL's host robots.txt cannot be read, when the source can tell."""
-        problem = getattr(self._delays, "problem", None)
-        return None if problem is None else problem(url)
-
-    def floor(self, host: str) -> float:
-        """The least delay a host may get: the crawl's own, or its robots.txt Crawl-delay."""
-        return self._configured.get(host, self._min_delay)
 
 
 class Crawler:
@@ -402,12 +346,7 @@ class Crawler:
             return
         self._left_held = True
         self.stats.held = {h.host: h for h in lasting}
-        left = 0
-        for held in lasting:
-            for request in await self._holds.queued_requests(held.host):
-                message = f"not fetched: host {held.host} held ({held.reason})"
-                await self._record(request, ErrorKind.HOST_HELD, message)
-                left += 1
+        left = await leave_queued(self._holds, lasting, self._record)
         after = (
             "they stay queued: run the same command again to retry them"
             if self._frontier.durable

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.resume_checks import durably_done, fetched_after
 from topicrawl.core.config import CrawlSettings
 from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer
 from topicrawl.engine import open_storage, run_crawl
@@ -31,6 +32,7 @@ TOPIC = TOPICS[0]
 # checkpoint (the CLI saves it every 30 s, longer than this whole crawl takes).
 CHILD = """
 import asyncio, json, sys
+from tests.integration.resume_checks import durably_done, fetched_after
 from topicrawl.core.config import CrawlSettings
 from topicrawl.engine.build import open_crawl
 
@@ -131,14 +133,7 @@ async def test_kill_9_of_a_focused_crawl_then_resume_keeps_pages_and_focus(
 
     before = {str(url): at for url, at in _query(db, "SELECT url, fetched_at FROM pages")}
     assert KILL_AT <= len(before) < BUDGET
-    # Durably done in the frontier: these must never be fetched again.
-    done = {
-        str(url)
-        for (url,) in _query(
-            db,
-            "SELECT p.url FROM pages p JOIN frontier_requests f ON f.url = p.url WHERE f.state = 1",
-        )
-    }
+    done = durably_done(db)  # never to be fetched again
     assert done
     saved_before = (await _states(db))[-1]
     # Saved when its learning changed (not for every page): it learned before the kill.
@@ -158,12 +153,7 @@ async def test_kill_9_of_a_focused_crawl_then_resume_keeps_pages_and_focus(
     assert all(after[url] == at for url, at in before.items() if url in done)
     # Fetched again: only pages not durably done at the kill (stored, but the frontier's
     # ack, or even its push, came after its last commit; or fetched but not yet stored).
-    bases = web.bases()
-    again = {
-        bases[r.host].rstrip("/") + r.path
-        for r in server.access_log()
-        if r.at > killed and r.status == 200
-    }
+    again = fetched_after(server, killed)
     assert again
     assert not again & done
 
