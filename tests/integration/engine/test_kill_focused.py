@@ -1,7 +1,8 @@
 """Issue #26: a focused crawl killed with SIGKILL mid-crawl and run again with the same command
 ends with its page budget, every page stored once, nothing stored before the kill lost, and
 the focus state (topic vectors, threshold, pages seen) continued from what was saved before
-the kill, not started afresh."""
+the kill, not started afresh. And a page fetched again after a kill (its ack was not yet
+durable) counts once toward the page budget."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.engine.servers import serve, working_site
 from tests.integration.resume_checks import durably_done, fetched_after
 from topicrawl.core.config import CrawlSettings
 from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer
@@ -32,6 +34,7 @@ TOPIC = TOPICS[0]
 # checkpoint (the CLI saves it every 30 s, longer than this whole crawl takes).
 CHILD = """
 import asyncio, json, sys
+from tests.integration.engine.servers import serve, working_site
 from tests.integration.resume_checks import durably_done, fetched_after
 from topicrawl.core.config import CrawlSettings
 from topicrawl.engine.build import open_crawl
@@ -170,3 +173,30 @@ async def test_kill_9_of_a_focused_crawl_then_resume_keeps_pages_and_focus(
     # And it stayed focused: about as many on-topic pages as the crawl that was never killed.
     found = {p.final_url for p in pages}
     assert _on_topic(web, found) >= 0.8 * _on_topic(web, reference) > 0
+
+
+async def test_a_page_fetched_again_after_a_kill_counts_once_toward_the_budget(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "budget.db"
+
+    def settings(max_pages: int) -> CrawlSettings:
+        return CrawlSettings(
+            seeds=(f"{base}/page/0",),
+            strategy="bfs",
+            max_pages=max_pages,
+            concurrency=1,
+            parse_workers=0,
+            storage={"url": str(db), "flush_interval": 0.2},
+        )
+
+    async with serve(working_site()) as base:
+        await run_crawl(settings(3))
+        # As a kill leaves it: page 2 stored, its ack not yet durable in the frontier.
+        with sqlite3.connect(db) as con:
+            con.execute("UPDATE frontier_requests SET state = 0 WHERE url LIKE '%/page/2'")
+        report = await run_crawl(settings(5))
+    async with open_storage(str(db)) as storage:
+        urls = [p.url async for p in storage.iter_pages()]
+    assert sorted(urls) == [f"{base}/page/{n}" for n in range(5)]
+    assert report.stats.pages == 5
