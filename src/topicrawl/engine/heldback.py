@@ -70,7 +70,10 @@ class HeldBackLinks:
             return taken
 
     async def _read(self) -> list[Request]:
+        # Links the frontier has seen are dropped a batch at a time as the pages are read,
+        # so memory holds only the unseen ones (most links of a crawl are seen).
         best: dict[str, Request] = {}
+        batch: dict[str, Request] = {}
         async for page in self._storage.iter_pages(with_links=True):
             if page.fetched_at >= self._before or not page.links:
                 continue
@@ -78,20 +81,29 @@ class HeldBackLinks:
             for link in page.links:
                 if link.nofollow and not self._follow_nofollow:
                     continue
-                held = best.get(link.url)
+                held = best.get(link.url) or batch.get(link.url)
                 if held is None or held.score < score:
-                    best[link.url] = Request(
+                    batch[link.url] = Request(
                         url=link.url,
                         score=score,
                         depth=page.depth + 1,
                         parent_url=page.url,
                         anchor=link.anchor,
                     )
-        seen = await self._seen(list(best))
-        unseen = [r for r, was in zip(best.values(), seen, strict=True) if not was]
-        kept = heapq.nlargest(self._capacity, unseen, key=_score)
+            if len(batch) >= _KNOWN_BATCH:
+                await self._keep_unseen(batch, best)
+                batch = {}
+        await self._keep_unseen(batch, best)
+        kept = heapq.nlargest(self._capacity, best.values(), key=_score)
         kept.reverse()
         return kept
+
+    async def _keep_unseen(self, batch: dict[str, Request], best: dict[str, Request]) -> None:
+        urls = [url for url in batch if url not in best]
+        seen = dict(zip(urls, await self._seen(urls), strict=True))
+        for url, request in batch.items():
+            if not seen.get(url, False):
+                best[url] = request
 
     async def _seen(self, urls: Sequence[str]) -> list[bool]:
         known: Callable[[Sequence[str]], list[bool]] | None = (
