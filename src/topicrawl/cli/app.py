@@ -173,6 +173,13 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     include: Annotated[list[str] | None, typer.Option(help="Regex URLs must match.")] = None,
     exclude: Annotated[list[str] | None, typer.Option(help="Regex that rules URLs out.")] = None,
     ignore_robots: Annotated[bool, typer.Option(help="Do not obey robots.txt.")] = False,
+    hold_patience: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds a held host (robots.txt unreadable, long Retry-After) is waited for"
+            " when nothing else is left (60); a longer hold ends the crawl."
+        ),
+    ] = None,
     frontier: Annotated[str | None, typer.Option(help="sqlite (resumable) or memory.")] = None,
     db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     config: Annotated[Path | None, typer.Option(help="TOML settings file.")] = None,
@@ -217,6 +224,8 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     )
     if sitemaps:
         kwargs["sitemaps"] = True
+    if hold_patience is not None:
+        kwargs.setdefault("politeness", {})["hold_patience"] = hold_patience
     put(kwargs, "feeds", tuple(feed) if feed else None)
     put(kwargs, "frontier", {"kind": frontier} if frontier else None)
     put(kwargs, "kg", kg)

@@ -192,6 +192,16 @@ class PolitenessSettings(_Section):
         le=WEEK,
         description="Seconds a host stays disallowed after robots.txt gave a 5xx.",
     )
+    hold_patience: float = Field(
+        60.0,
+        ge=0,
+        le=DAY,
+        description=(
+            "Seconds of a held host's wait (robots.txt unreadable, the server asked for a long"
+            " pause) the crawl sits out when only that host is left; a longer hold ends the"
+            " crawl and its URLs are recorded as host_held, left queued for a resumed crawl."
+        ),
+    )
 
 
 class ScopeSettings(_Section):

@@ -132,6 +132,11 @@ class Strategy(Protocol):
     count each page's terms off the event loop and hand them to ``on_page`` as
     ``page.terms``. ``page.terms`` is None when the page was parsed on the event loop or the
     analyzer failed on it; the strategy then counts the page itself.
+
+    A strategy that holds links back in memory (offered by ``on_idle``) may say so with a
+    true ``holds_back_links``: a resumed crawl then brings back, when it runs dry, the links
+    of the pages stored before it that were never queued (they were held back by the process
+    that stopped).
     """
 
     name: str

@@ -6,7 +6,9 @@ import ipaddress
 import math
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import overload
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.demoweb.lab import lab_pages
@@ -70,14 +72,24 @@ def build(
     plans = {
         h.address: _plan(h, index, pages_per_host, writer) for index, h in enumerate(host_specs)
     }
+    by_topic = _ByTopic(plans)
+    sites = [
+        _Site(
+            host=h,
+            index=i,
+            hosts=host_specs,
+            plans=plans,
+            by_topic=by_topic,
+            rng=rng,
+            writer=writer,
+        )
+        for i, h in enumerate(host_specs)
+    ]
     pages: list[DemoPage] = []
-    for index, host in enumerate(host_specs):
-        site = _Site(host=host, index=index, hosts=host_specs, plans=plans, rng=rng, writer=writer)
+    for site in sites:
         pages.extend(site.pages())
     first = plans[host_specs[0].address]
-    first_site = _Site(
-        host=host_specs[0], index=0, hosts=host_specs, plans=plans, rng=rng, writer=writer
-    )
+    first_site = sites[0]
     lab = lab_pages(
         host=host_specs[0],
         nav=first_site.nav(),
@@ -147,6 +159,53 @@ def _plan(host: DemoHost, index: int, count: int, writer: TextGenerator) -> list
     return plan
 
 
+class _ByTopic:
+    """Every host's articles grouped by topic, in host order, so "this topic's articles on the
+    other hosts" is a view, not a list built per article (that was quadratic in the web's
+    size: 200 hosts of 500 pages did not finish generating in 7 minutes)."""
+
+    def __init__(self, plans: dict[str, list[Article]]) -> None:
+        self._all: dict[Topic | None, list[Article]] = {}
+        self._blocks: dict[tuple[Topic | None, str], tuple[int, int]] = {}
+        for host, plan in plans.items():  # host order: plans are built in it
+            for topic in dict.fromkeys(a.topic for a in plan):
+                articles = self._all.setdefault(topic, [])
+                start = len(articles)
+                articles.extend(a for a in plan if a.topic is topic)
+                self._blocks[topic, host] = (start, len(articles))
+
+    def elsewhere(self, topic: Topic | None, host: str) -> _Elsewhere:
+        """The topic's articles on every host but ``host``, in host order."""
+        articles = self._all.get(topic, [])
+        start, end = self._blocks.get((topic, host), (len(articles), len(articles)))
+        return _Elsewhere(articles, start, end - start)
+
+
+class _Elsewhere(Sequence[Article]):
+    """A list with one block (``gap`` items from ``start``) left out, without copying it."""
+
+    def __init__(self, items: list[Article], start: int, gap: int) -> None:
+        self._items = items
+        self._start = start
+        self._gap = gap
+
+    def __len__(self) -> int:
+        return len(self._items) - self._gap
+
+    @overload
+    def __getitem__(self, index: int) -> Article: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Article]: ...
+
+    def __getitem__(self, index: int | slice) -> Article | Sequence[Article]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._items[index if index < self._start else index + self._gap]
+
+
 class _Site:
     """Writes one host's pages; links reach into every host's plan."""
 
@@ -157,6 +216,7 @@ class _Site:
         index: int,
         hosts: tuple[DemoHost, ...],
         plans: dict[str, list[Article]],
+        by_topic: _ByTopic,
         rng: random.Random,
         writer: TextGenerator,
     ) -> None:
@@ -168,6 +228,7 @@ class _Site:
         self.rng = rng
         self.writer = writer
         self.lang = host.lang
+        self.by_topic = by_topic
 
     def pages(self) -> list[DemoPage]:
         pages = [self._home()]
@@ -343,13 +404,7 @@ class _Site:
     def _related(self, article: Article) -> list[DemoLink]:
         same = [a for a in self.articles if a.topic is article.topic and a is not article]
         picks = self.rng.sample(same, min(3, len(same)))
-        away = [
-            a
-            for h in self.hosts
-            if h is not self.host
-            for a in self.plans[h.address]
-            if a.topic is article.topic
-        ]
+        away = self.by_topic.elsewhere(article.topic, self.host.address)
         if away:
             picks.append(self.rng.choice(away))
         cross = [a for a in self.articles if a.topic is not article.topic]

@@ -352,6 +352,7 @@ async def open_crawl(
                 follow_nofollow=settings.scope.follow_nofollow,
                 checkpoint_interval=settings.storage.flush_interval,
                 shared_storage=not own_run,
+                hold_patience=settings.politeness.hold_patience,
             ),
             run_id=run_id,
             on_progress=on_progress,

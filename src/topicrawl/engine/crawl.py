@@ -40,7 +40,9 @@ from topicrawl.core.models import (
 )
 from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
 from topicrawl.engine.admission import Admission
-from topicrawl.engine.held import HeldHosts, describe
+from topicrawl.engine.held import HeldHosts, HostHolds, describe, leave_queued
+from topicrawl.engine.heldback import HeldBackLinks
+from topicrawl.engine.hosts import CrawlDelays, HostPolicy
 from topicrawl.engine.slots import RequestSlots
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
@@ -99,69 +101,12 @@ class PageBudget(Protocol):
         ...
 
 
-class CrawlDelays(Protocol):
-    """Where a host's robots.txt Crawl-delay comes from."""
-
-    async def crawl_delay(self, url: str) -> float | None: ...
-
-
-@runtime_checkable
-class HostHolds(Protocol):
-    """A frontier that can pause a host and count and list its queued URLs (the in-process
-    frontiers); with another one a held host keeps the crawl waiting."""
-
-    async def pause_host(self, host: str, seconds: float) -> None: ...
-
-    async def queued_in(self, hosts: Iterable[str]) -> int: ...
-
-    async def queued_requests(self, host: str) -> list[Request]: ...
-
-
 @runtime_checkable
 class FetchReports(Protocol):
     """A frontier that counts requests in flight itself (e.g. over several processes), so it
     is told as soon as a lease's request is done, long before the lease is acked."""
 
     async def fetched(self, lease: Lease) -> None: ...
-
-
-class HostPolicy:
-    """Applies each host's robots.txt Crawl-delay to the frontier, once per host.
-
-    robots.txt allow/disallow is the fetcher's job (it must check every redirect hop too);
-    this only makes the frontier space a host's requests as its robots.txt asks.
-
-    Args:
-        delays: the robots.txt source, or None when robots.txt is ignored.
-        min_delay: the crawl's own minimum delay per host.
-    """
-
-    def __init__(self, *, delays: CrawlDelays | None, min_delay: float) -> None:
-        self._delays = delays
-        self._min_delay = min_delay
-        self._configured: dict[str, float] = {}
-
-    async def prepare(self, url: str, frontier: Frontier) -> None:
-        """On a host's first URL, give the frontier its Crawl-delay (if above our own)."""
-        if self._delays is None:
-            return
-        host = host_of(url)
-        if host in self._configured:
-            return
-        self._configured[host] = self._min_delay
-        delay = await self._delays.crawl_delay(url)
-        if delay is not None and delay > self._min_delay:
-            self._configured[host] = delay
-            await frontier.set_host_delay(host, delay)
-
-    def problem(self, url: str) -> str | None:
-        """Why the URL's host robots.txt cannot be read, when the source can tell."""
-        problem = getattr(self._delays, "problem", None)
-        return None if problem is None else problem(url)
-
-    def floor(self, host: str) -> float:
-        """The least delay a host may get: the crawl's own, or its robots.txt Crawl-delay."""
-        return self._configured.get(host, self._min_delay)
 
 
 class Crawler:
@@ -246,6 +191,8 @@ class Crawler:
         self.fetch_latency = LatencyHistogram()
         self.strategy_seconds = 0.0
         self._handling = 0  # pages fetched and being parsed, scored or stored
+        self._held_back: HeldBackLinks | None = None  # made in run() when resuming
+        self._recount = asyncio.Lock()
 
     @property
     def scope(self) -> Scope:
@@ -318,6 +265,13 @@ class Crawler:
         """
         self.stats.started_at = self._clock()
         self.stats.pages = self._started_pages = await self._storage.count_pages()
+        if self._started_pages and getattr(self._strategy, "holds_back_links", False):
+            self._held_back = HeldBackLinks(
+                storage=self._storage,
+                frontier=self._frontier,
+                before=self.stats.started_at,
+                follow_nofollow=self._limits.follow_nofollow,
+            )
         limits = self._limits
         self._slots = RequestSlots(total=limits.concurrency, per_host=limits.per_host)
         tasks = max(limits.concurrency, limits.pages_in_hand)
@@ -346,6 +300,8 @@ class Crawler:
         while not self._stopping.is_set():
             if self._limit_reached():
                 if self._in_progress == 0:
+                    if await self._counted_twice():
+                        continue
                     self.stop()
                     return
                 await self._wait(0.05)
@@ -359,7 +315,7 @@ class Crawler:
             if lease is None:
                 self._in_progress -= 1
                 if await self._finished():
-                    if await self._revive():
+                    if await self._revive() or await self._bring_back():
                         continue
                     await self._leave_held()
                     self.stop()
@@ -378,6 +334,23 @@ class Crawler:
             finally:
                 self._in_progress -= 1
                 self._wakeup.set()
+
+    async def _counted_twice(self) -> bool:
+        """Whether the page limit was reached only by counting pages stored twice: a resumed
+        crawl fetches again the pages stored just before the last run stopped (their acks
+        were not yet durable, see the module doc), and storing one again replaces its row.
+        The count is then set to what storage holds."""
+        if not self._started_pages or self._limits.shared_storage:
+            return False
+        async with self._recount:
+            if self._in_progress or not self._limit_reached():
+                return True  # another worker recounted meanwhile and went on
+            counted = self.stats.pages
+            stored = await self._storage.count_pages()
+            if stored >= counted:
+                return False
+            self.stats.pages = stored
+            return not self._limit_reached()
 
     async def _finished(self) -> bool:
         """Nothing in hand or leased, and nothing queued but URLs of hosts held longer than
@@ -401,12 +374,7 @@ class Crawler:
             return
         self._left_held = True
         self.stats.held = {h.host: h for h in lasting}
-        left = 0
-        for held in lasting:
-            for request in await self._holds.queued_requests(held.host):
-                message = f"not fetched: host {held.host} held ({held.reason})"
-                await self._record(request, ErrorKind.HOST_HELD, message)
-                left += 1
+        left = await leave_queued(self._holds, lasting, self._record)
         after = (
             "they stay queued: run the same command again to retry them"
             if self._frontier.durable
@@ -447,6 +415,16 @@ class Crawler:
             offered.update(r.url for r in fresh)
             if await self._push(self._admission.admit(fresh)):
                 return True
+
+    async def _bring_back(self) -> bool:
+        """Queue links the strategy held back before a restart (see engine.heldback)."""
+        if self._held_back is None:
+            return False
+        limit = max(self._limits.concurrency * 4, 64)
+        while links := await self._held_back.take(limit):
+            if await self._push(self._admission.admit(links)):
+                return True
+        return False
 
     async def _wait(self, seconds: float) -> None:
         # asyncio.timeout, not wait_for: Python 3.11's wait_for returns normally when it is

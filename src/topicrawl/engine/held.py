@@ -7,17 +7,33 @@ a hold longer than ``patience`` is not worth keeping the whole crawl open for. T
 then recorded as failures (kind ``host_held``) and left queued, so a resumed crawl tries
 them again. A short hold (a server's brief Retry-After) is waited out.
 
-Pure policy: no I/O, the clock is passed in.
+Pure policy (no I/O, the clock is passed in), but for :func:`leave_queued`, which records
+what a crawl ending this way leaves unfetched.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol, runtime_checkable
 
-from topicrawl.core.models import HeldHost
+from topicrawl.core.models import ErrorKind, FetchFailure, HeldHost, Request
 
-__all__ = ["HeldHosts", "describe"]
+__all__ = ["HeldHosts", "HostHolds", "describe", "leave_queued"]
+
+RecordFn = Callable[[Request, ErrorKind, str], Awaitable[FetchFailure]]
+
+
+@runtime_checkable
+class HostHolds(Protocol):
+    """A frontier that can pause a host and count and list its queued URLs (the in-process
+    frontiers); with another one a held host keeps the crawl waiting."""
+
+    async def pause_host(self, host: str, seconds: float) -> None: ...
+
+    async def queued_in(self, hosts: Iterable[str]) -> int: ...
+
+    async def queued_requests(self, host: str) -> list[Request]: ...
 
 
 class HeldHosts:
@@ -59,3 +75,15 @@ def describe(holds: Iterable[HeldHost], *, now: float | None = None) -> str:
     """Holds in words for a progress line or a log: host, why, and when it is retried."""
     current = time.time() if now is None else now
     return ", ".join(held.describe(current) for held in holds)
+
+
+async def leave_queued(holds: HostHolds, lasting: Iterable[HeldHost], record: RecordFn) -> int:
+    """Record each URL still queued for a held host as a ``host_held`` failure (the URL stays
+    queued); returns how many there were."""
+    left = 0
+    for held in lasting:
+        for request in await holds.queued_requests(held.host):
+            message = f"not fetched: host {held.host} held ({held.reason})"
+            await record(request, ErrorKind.HOST_HELD, message)
+            left += 1
+    return left

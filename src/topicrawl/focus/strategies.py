@@ -306,6 +306,7 @@ class FocusedStrategy(_Scoring):
     """
 
     name = "focused"
+    holds_back_links = True  # its candidate pool lives in memory (see engine.heldback)
 
     def __init__(self, *, topics: Sequence[TopicProfile], options: FocusedOptions) -> None:
         super().__init__(topics=topics, options=options)

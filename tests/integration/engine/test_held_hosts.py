@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from aiohttp import web
@@ -99,3 +100,55 @@ def test_an_unreachable_seed_exits_3_at_once_and_says_why(tmp_path: Path) -> Non
     assert f"127.0.0.1:{port} held (robots.txt could not be fetched" in done.stderr
     assert "host_held" in done.stdout  # the summary counts the URL left unfetched
     assert "no page could be fetched: 127.0.0.1" in done.stderr
+
+
+async def test_a_hold_within_the_patience_is_waited_out_a_longer_one_ends_the_crawl(
+    tmp_path: Path,
+) -> None:
+    # robots.txt answers 500 once, then 404: the host is held for robots_error_ttl (2 s).
+    # Patience 10 s waits that out and crawls the site; patience 0 leaves the host held.
+    crawled: dict[float, tuple[int, dict[str, int]]] = {}
+    for patience in (10.0, 0.0):
+        db = tmp_path / f"patience-{patience:g}.db"
+        async with serve({**working_site(), "/robots.txt": _fails_once()}) as base:
+            settings = _settings(
+                (f"{base}/page/0",),
+                db,
+                politeness={"robots_error_ttl": 2.0, "hold_patience": patience},
+            )
+            async with asyncio.timeout(60):
+                report = await run_crawl(settings)
+        crawled[patience] = (report.stats.pages, report.stats.errors)
+    assert crawled == {10.0: (10, {}), 0.0: (0, {"host_held": 1})}
+
+
+def _fails_once() -> Callable[[web.Request], Awaitable[web.Response]]:
+    """A robots.txt handler answering 500 the first time, 404 after."""
+    answers = [500]
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(status=answers.pop() if answers else 404)
+
+    return robots
+
+
+def test_the_hold_patience_is_a_bounded_setting(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "COLUMNS": "400"}
+    base = [sys.executable, "-m", "topicrawl.cli", "crawl", "--seed", "http://127.0.0.1:9/"]
+    base += ["--db", str(tmp_path / "bad.db"), "--quiet"]
+    for extra, environment in (
+        (["--hold-patience", "-1"], {}),
+        (["--hold-patience", "90000"], {}),
+        ([], {"TOPICRAWL_POLITENESS__HOLD_PATIENCE": "nan"}),
+    ):
+        done = subprocess.run(
+            [*base, *extra],
+            capture_output=True,
+            text=True,
+            env={**env, **environment},
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, (extra, environment, done.stderr)
+        assert "hold_patience" in done.stderr.replace("HOLD_PATIENCE", "hold_patience")
+    assert not (tmp_path / "bad.db").exists()  # refused before anything was opened
