@@ -7,6 +7,7 @@ from topicrawl.distributed.partition import (
     AssignmentPolicy,
     NodeLoad,
     RendezvousPolicy,
+    least_loaded,
     plan_moves,
 )
 from topicrawl.distributed.redis_frontier import BloomSize, RedisFrontier, bloom_size
@@ -37,5 +38,6 @@ __all__ = [
     "bloom_size",
     "load_distributed",
     "local_node_id",
+    "least_loaded",
     "plan_moves",
 ]

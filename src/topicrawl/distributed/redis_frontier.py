@@ -229,7 +229,8 @@ class RedisFrontier:
 
     Partitioned crawls: a frontier opened with ``node`` pops only from hosts that node holds
     (or, when it has none ready, adopts a host from the shared pool, or takes one host from the
-    live node with at least ``steal_min`` ready hosts waiting). ``propose_owner`` names the
+    live node with at least ``steal_min`` ready hosts waiting, or with ``share`` pops from
+    another node's ready host, which stays that node's). ``propose_owner`` names the
     node a host seen for the first time goes to (a node not live leaves it in the pool).
     Politeness (delays, ``max_per_host``) stays per host across all nodes. Without ``node``
     the frontier behaves exactly as an unpartitioned one.
@@ -262,6 +263,9 @@ class RedisFrontier:
         node: the node this frontier pops for (partitioned crawls), or None.
         propose_owner: host -> the node a new host should go to (None: leave it in the pool).
         steal_min: ready hosts another node must have before an idle node takes one (0: never).
+        share: an idle node (none of its own hosts ready, none to adopt or take) pops from
+            the best ready host of another live node without taking the host, so several
+            nodes serve one big host at once; its politeness stays global (see above).
         retry_for: seconds of Redis outage to ride out by retrying (0: fail at once).
         poll_interval: what :meth:`next_ready_in` answers when only other nodes have work.
         observer: for the coordinator and monitors, which never push: takes the crawl's
@@ -295,6 +299,7 @@ class RedisFrontier:
         node: str | None = None,
         propose_owner: OwnerProposal | None = None,
         steal_min: int = 2,
+        share: bool = False,
         retry_for: float = 0.0,
         poll_interval: float = 0.2,
         observer: bool = False,
@@ -329,6 +334,7 @@ class RedisFrontier:
         self.node = node
         self._propose_owner = propose_owner
         self._steal_min = str(steal_min)
+        self._share = "1" if share and node is not None else "0"
         self._retry_for = retry_for
         self._poll_interval = poll_interval
         self._observer = observer
@@ -568,6 +574,7 @@ class RedisFrontier:
             self._steal_min,
             _num(now + self._request_ttl),
             str(most),
+            self._share,
         ]
         done, self._fetched = self._fetched, []
         try:
@@ -678,7 +685,7 @@ class RedisFrontier:
         if closed_for is not None:
             return closed_for
         now = self._clock()
-        args = [_num(now), self._max_per_host, self.node or "", self._steal_min]
+        args = [_num(now), self._max_per_host, self.node or "", self._steal_min, self._share]
         answer = await self._run("next_ready", args)
         kind = int(answer[0])
         if kind == 0:

@@ -200,6 +200,7 @@ async def run_worker(
             node=node,
             propose_owner=assigner.propose,
             steal_min=distributed.steal_min,
+            share=distributed.share_hosts,
             retry_for=distributed.redis_retry_for,
             defer_acks=True,
             pop_gate=_POP_GATE,
