@@ -36,8 +36,8 @@ __all__ = [
     "RendezvousPolicy",
     "ThroughputMeter",
     "bloom_size",
+    "least_loaded",
     "load_distributed",
     "local_node_id",
-    "least_loaded",
     "plan_moves",
 ]

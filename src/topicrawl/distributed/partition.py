@@ -118,9 +118,10 @@ def plan_moves(
     """The hosts that must change node after a membership change, and where they go.
 
     The hosts whose node is not among the live ``nodes`` go to the least loaded live nodes
-    (see :func:`least_loaded`; ``""``, the shared pool, when no node is live). A host of a live node moves only if the policy now
-    gives it to a node that just ``joined``; every other host stays, so a join takes only the
-    newcomer's share and a departure moves only the departed node's hosts.
+    (see :func:`least_loaded`; ``""``, the shared pool, when no node is live). A host of a
+    live node moves only if the policy now gives it to a node that just ``joined``; every
+    other host stays, so a join takes only the newcomer's share and a departure moves only the
+    departed node's hosts.
 
     Args:
         owners: host -> its current node.

@@ -648,13 +648,17 @@ class SqlStorage:
         rows = await self._attempt(f"reading run {run_id}", partial(self._read, statement))
         return run_from_row(rows[0]._mapping) if rows else None
 
-    async def count_pages(self) -> int:
-        """How many pages are stored (after writing what is buffered)."""
+    async def count_pages(self, *, run_id: int | None = None) -> int:
+        """How many pages are stored, of run ``run_id`` only when given (after writing what
+        is buffered)."""
         await self.flush()
+        statement = select(func.count(pages.c.id))
+        if run_id is not None:
+            statement = statement.where(pages.c.run_id == run_id)
 
         async def read() -> int:
             async with self._read_engine().connect() as connection:
-                return int((await connection.execute(select(func.count(pages.c.id)))).scalar_one())
+                return int((await connection.execute(statement)).scalar_one())
 
         return await self._attempt("counting pages", read)
 
