@@ -121,6 +121,10 @@ class SqlStorage:
         busy_timeout: seconds a SQLite writer waits for another process's lock before
             :class:`~topicrawl.core.errors.DatabaseLocked`.
         connect_timeout: seconds to connect to PostgreSQL.
+        command_timeout: seconds a PostgreSQL command may wait for its answer, then it fails
+            as a lost connection would and is retried (None: no limit). Long enough for a
+            write waiting on another's lock; it bounds a wait on a session the server ended
+            while the network was cut, which would otherwise never end.
         retries: attempts after the first for an operation whose connection dropped.
         retry_backoff: seconds before the first retry; doubled each time (at most 5 s).
         hash_filter: answer most :meth:`find_content_hash` misses from an in-memory Bloom
@@ -145,6 +149,7 @@ class SqlStorage:
         keep_body: bool = False,
         busy_timeout: float = 5.0,
         connect_timeout: float = 10.0,
+        command_timeout: float | None = 300.0,
         retries: int = 4,
         retry_backoff: float = 0.25,
         hash_filter: bool | None = None,
@@ -160,6 +165,7 @@ class SqlStorage:
         self._keep_body = keep_body
         self._busy_timeout = busy_timeout
         self._connect_timeout = connect_timeout
+        self._command_timeout = command_timeout
         self._retries = retries
         self._retry_backoff = retry_backoff
         self._read_only = read_only
@@ -241,6 +247,7 @@ class SqlStorage:
             busy_timeout=self._busy_timeout,
             connect_timeout=self._connect_timeout,
             read_only=self._read_only,
+            command_timeout=self._command_timeout,
         )
         if self._read_only:
             await self._open_for_reading(engine)
