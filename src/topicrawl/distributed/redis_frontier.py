@@ -522,15 +522,8 @@ class RedisFrontier:
                 owner = owners.get(host)
                 if owner is None:
                     owner = owners[host] = (propose(host) or "") if propose else ""
-                args += [
-                    f"{fp & _U64:016x}",
-                    host,
-                    _num(0.0 - request.score),
-                    _payload(request),
-                    a,
-                    b,
-                    owner,
-                ]
+                score = _num(0.0 - request.score)
+                args += [host, f"{fp & _U64:016x} {score} {a} {b} {owner}\t{_payload(request)}"]
             result = await self._run("push", self._now_args() + head + args)
             added += int(result)
             self._remember(fps)
