@@ -29,6 +29,7 @@ so every worker of a crawl must have a synchronised clock (NTP), and should shar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -69,6 +70,9 @@ _SEGMENT_BITS = 1 << 30  # bits per bitmap key (128 MiB); SETBIT offsets must st
 _BATCH = 1000  # requests per push script call: bounds the script's run time and arguments
 _POOL_WAIT = 30.0  # seconds a call waits for a free connection of the pool, then is retried
 _POP_MOST = 16  # leases one pop may take for the pops queued behind it
+# Seconds a sharing node's freed request slots wait for a pop to carry them, then go alone:
+# a node busy parsing may not pop for a while, and others could use the slots meanwhile.
+_SLOT_RETURN = 0.02
 _KNOWN_MAX = 500_000  # URLs a frontier remembers having pushed or popped (~35 MB), then forgets
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -354,6 +358,7 @@ class RedisFrontier:
         self._known: set[int] = set()
         self._fetched: list[str] = []  # leases whose request slots go back with the next pop
         self._popped: deque[Lease] = deque()  # leased for pops queued behind the one that asked
+        self._returning: asyncio.Task[None] | None = None  # sends slots no pop carried
         self._redis: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self._closed = False
@@ -461,6 +466,10 @@ class RedisFrontier:
     async def close(self) -> None:
         """Disconnect (the crawl stays in Redis); later calls raise FrontierError."""
         self._closed = True
+        if self._returning is not None:
+            self._returning.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._returning
         client, self._redis = self._redis, None
         if client is not None:
             await client.aclose()
@@ -590,11 +599,33 @@ class RedisFrontier:
 
         The slot goes back with this frontier's next pop (one round trip for both) or flush,
         whichever comes first; a worker that pops no more has nothing to use it for, and
-        flushes every checkpoint. A lease acked, reclaimed or expired meanwhile holds no slot.
+        flushes every checkpoint. A node that shares hosts (``share``) sends the slots no pop
+        has carried after 20 ms on their own: other nodes may be waiting for them. A lease
+        acked, reclaimed or expired meanwhile holds no slot.
         """
         self._client()
         self._fetched.append(lease.token)
         self._gate.open_one()
+        if self._share == "1" and self._returning is None:
+            self._returning = asyncio.create_task(self._return_slots())
+
+    async def _return_slots(self) -> None:
+        """Send the freed request slots no pop carried meanwhile (see :meth:`fetched`)."""
+        try:
+            while True:  # until a wait passes with no slot freed and none carried
+                await asyncio.sleep(_SLOT_RETURN)
+                done, self._fetched = self._fetched, []
+                if not done:
+                    return
+                try:
+                    await self._run("fetched", [*self._now_args(), *done])
+                except BaseException:
+                    self._fetched[:0] = done  # the next pop or flush takes them
+                    raise
+        except FrontierError as exc:
+            log.debug("request slots not returned now (%s); the next pop takes them", exc)
+        finally:
+            self._returning = None
 
     async def ack(self, lease: Lease) -> bool:
         """Mark the leased URL done. ``False`` (and no change) for an unknown or expired lease.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -267,3 +268,25 @@ async def test_a_node_that_is_not_idle_does_not_share(open_node: Open) -> None:
     assert shared is not None
     assert shared.request.url == "http://a.test/1"
     assert await n2.pop() is None
+
+
+async def test_a_sharing_node_that_stops_popping_still_returns_its_request_slots(
+    open_node: Open,
+) -> None:
+    n1 = await open_node("n1", steal_min=0, share=True, max_per_host=1)
+    n2 = await open_node("n2", steal_min=0, share=True, max_per_host=1)
+    await n1.push([req("http://a.test/1"), req("http://a.test/2")])
+    first = await n1.pop()
+    assert first is not None
+    assert await n2.pop() is None  # a.test's one request slot is taken
+    # n1's request is done, but n1 pops no more (busy parsing, say): the slot still goes
+    # back on its own, and n2 takes the next URL of the host n1 holds.
+    await n1.fetched(first)
+    for _ in range(500):
+        second = await n2.pop()
+        if second is not None:
+            break
+        await asyncio.sleep(0.02)
+    assert second is not None
+    assert second.request.url == "http://a.test/2"
+    assert await n1.owners() == {"a.test": "n1"}
