@@ -72,8 +72,15 @@ class RunTotals:
         self._sent.update({name: numbers.get(name, 0) for name in COUNTERS})
 
     async def read(self) -> dict[str, int]:
-        """The totals over every worker so far."""
-        raw = await self._client.hgetall(self._key)
+        """The totals over every worker so far.
+
+        Raises:
+            FrontierError: Redis failed.
+        """
+        try:
+            raw = await self._client.hgetall(self._key)
+        except RedisError as exc:
+            raise FrontierError(f"reading the crawl's totals: {exc}") from exc
         found = {_text(k): int(v) for k, v in raw.items()}
         return {name: found.get(name, 0) for name in COUNTERS}
 

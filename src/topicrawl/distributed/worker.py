@@ -346,7 +346,10 @@ class _Heartbeats:
 
     async def last(self) -> None:
         """The final heartbeat: this node's numbers as it stops (shown once it has left)."""
-        await self._beat(None)
+        try:
+            await self._beat(None)
+        except FrontierError as exc:
+            log.warning("final heartbeat failed (nodes shows this node's earlier numbers): %s", exc)
 
     async def _beat(self, rate: float | None) -> None:
         numbers = node_numbers(self.crawler.stats, self.pages.count)
@@ -399,7 +402,3 @@ async def _leave(registry: NodeRegistry, coordinator: Coordinator, node: str) ->
         await coordinator.release_departed(node)
     except FrontierError as exc:
         log.warning("could not hand back this node's work on leaving: %s", exc)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
