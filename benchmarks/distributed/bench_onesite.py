@@ -9,7 +9,11 @@ pages/s = pages stored / (last page's fetch time - first page's), read from the 
 process start-up and shutdown are left out on every side.
 
     .venv/bin/python benchmarks/distributed/bench_onesite.py [--rounds 2] [--workers 1,3]
-        [--max-pages 0] [--concurrency 16] [--per-host 8] [--out onesite.json]
+        [--max-pages 0] [--concurrency 16] [--per-host 8] [--cpu-quota 0] [--out onesite.json]
+
+``--cpu-quota 0.5`` caps every crawl or worker process (its parse workers included) at half a
+CPU with a cgroup (v1 ``cpu`` controller, ``cpu.cfs_quota_us``; needs write access to
+``/sys/fs/cgroup/cpu``), to stand for separate machines that are each CPU-bound.
 """
 
 from __future__ import annotations
@@ -34,6 +38,49 @@ BIN = Path(sys.executable).parent
 REDIS_URL = "redis://127.0.0.1:6379/13"
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 SEED = "http://127.0.0.11:8080/"
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+PERIOD_US = 100_000
+
+
+class CpuCap:
+    """One cgroup per process, each capped at ``quota`` CPUs; removed by :meth:`remove`."""
+
+    def __init__(self, quota: float) -> None:
+        self.quota = quota
+        self.groups: list[Path] = []
+
+    def group(self) -> Path | None:
+        """A new capped cgroup (None when no cap is asked for)."""
+        if not self.quota:
+            return None
+        path = CGROUP_CPU / f"topicrawl-bench-{uuid.uuid4().hex[:10]}"
+        try:
+            path.mkdir()
+            (path / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+            (path / "cpu.cfs_quota_us").write_text(str(round(self.quota * PERIOD_US)))
+        except OSError as exc:
+            raise SystemExit(f"--cpu-quota needs a writable {CGROUP_CPU}: {exc}") from exc
+        self.groups.append(path)
+        return path
+
+    def remove(self) -> None:
+        for path in self.groups:
+            try:
+                path.rmdir()
+            except OSError:
+                time.sleep(0.5)  # a child may still be exiting
+                path.rmdir()
+        self.groups.clear()
+
+
+def start(argv: list[str], env: dict[str, str], cap: CpuCap) -> subprocess.Popen[bytes]:
+    """Start a process, inside a capped cgroup of its own when asked (before it runs)."""
+    group = cap.group()
+    if group is not None:
+        # The shell moves itself into the cgroup, then becomes the process (same pid).
+        enter = f'echo $$ > "{group}/cgroup.procs" && exec "$@"'
+        argv = ["/bin/sh", "-c", enter, "sh", *argv]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
 
 
 @dataclass(frozen=True)
@@ -65,17 +112,25 @@ def run_variant(args: argparse.Namespace, workers: int, round_no: int) -> Run:
     namespace = f"bench-{uuid.uuid4().hex[:10]}"
     db = f"{PG_URL}?schema={schema}"
     env = dict(os.environ)
-    cpu0, start = children_cpu(), time.monotonic()
+    cpu0, began = children_cpu(), time.monotonic()
+    cap = CpuCap(args.cpu_quota)
     procs = []
-    if workers == 0:
-        argv = [str(BIN / "topicrawl"), "crawl", *common_args(args, db)]
-        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL))
-    for i in range(workers):
-        argv = [str(BIN / "topicrawl"), "worker", *common_args(args, db)]
-        argv += ["--redis", REDIS_URL, "--namespace", namespace, "--node-id", f"w{i}"]
-        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL))
-    codes = [proc.wait(1800) for proc in procs]
-    wall = time.monotonic() - start
+    try:
+        if workers == 0:
+            argv = [str(BIN / "topicrawl"), "crawl", *common_args(args, db)]
+            procs.append(start(argv, env, cap))
+        for i in range(workers):
+            argv = [str(BIN / "topicrawl"), "worker", *common_args(args, db)]
+            argv += ["--redis", REDIS_URL, "--namespace", namespace, "--node-id", f"w{i}"]
+            procs.append(start(argv, env, cap))
+        codes = [proc.wait(1800) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        cap.remove()
+    wall = time.monotonic() - began
     cpu = children_cpu() - cpu0
     pages, first, last = asyncio.run(_read_and_drop(schema, namespace))
     if any(codes):
@@ -122,6 +177,7 @@ def main() -> None:
     parser.add_argument("--max-pages", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--per-host", type=int, default=8)
+    parser.add_argument("--cpu-quota", type=float, default=0.0, help="CPUs per process (0: no cap)")
     parser.add_argument("--out", type=Path, default=HERE / "onesite.json")
     args = parser.parse_args()
     variants = [0, *(int(w) for w in args.workers.split(","))]

@@ -457,6 +457,7 @@ def check_node_config(node: str, config: dict[str, Any]) -> None:
 async def _show_nodes(
     overrides: dict[str, Any], *, watch: bool, every: float, configs: dict[str, dict[str, Any]]
 ) -> None:
+    from topicrawl.distributed.coordinator import crawl_done  # noqa: PLC0415
     from topicrawl.distributed.redis_frontier import RedisFrontier  # noqa: PLC0415
     from topicrawl.distributed.registry import NodeRegistry  # noqa: PLC0415
 
@@ -476,8 +477,12 @@ async def _show_nodes(
             found = await registry.nodes()
             hosts = await frontier.host_counts([n.node for n in found])
             queued, in_flight = await frontier.queued(), await frontier.in_flight()
+            holder = await registry.client.get(registry.prefix + "coordinator")
+            done = await crawl_done(frontier, registry)
+            caption = f"{queued} queued, {in_flight} in flight"
+            caption += "; the crawl is done" if done else ""
             return nodes_table(
-                found, hosts, now=time.time(), caption=f"{queued} queued, {in_flight} in flight"
+                found, hosts, now=time.time(), caption=caption, coordinator=_holder(holder)
             )
 
         if not watch:
@@ -539,10 +544,27 @@ async def require_namespace(
         await client.aclose()
 
 
+def _holder(value: bytes | str | None) -> str | None:
+    """The node or process holding the coordinator lock (its value is ``<holder>/<token>``)."""
+    if value is None:
+        return None
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    return text.rpartition("/")[0] or text
+
+
 def nodes_table(
-    found: list[NodeStatus], hosts: dict[str, int], *, now: float, caption: str = ""
+    found: list[NodeStatus],
+    hosts: dict[str, int],
+    *,
+    now: float,
+    caption: str = "",
+    coordinator: str | None = None,
 ) -> Table:
-    """The nodes as a rich table (every value from Redis shown as plain text, never markup)."""
+    """The nodes as a rich table (every value from Redis shown as plain text, never markup).
+
+    A node that left or was declared dead shows the numbers of its last heartbeat and no
+    rate; the coordinator (the holder of the lock) is marked; a last row sums every node.
+    """
     table = Table(title="topicrawl nodes", caption=caption or None)
     for name, justify in (
         ("node", "left"),
@@ -552,26 +574,50 @@ def nodes_table(
         ("pages", "right"),
         ("hosts held", "right"),
         ("errors", "right"),
+        ("robots.txt excluded", "right"),
         ("machine/pid", "left"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     styles = {"alive": "green", "dead": "red", "left": "dim"}
     for node in found:
         state = "late" if node.late else node.state.value
+        if node.node == coordinator:
+            state += ", coordinator"
         beat = (
             "-"
             if node.last_heartbeat is None
             else f"{max(0.0, now - node.last_heartbeat):.1f} s ago"
         )
-        rate = "-" if node.pages_per_second is None else f"{node.pages_per_second:.1f}"
+        rate = (
+            "-"
+            if node.pages_per_second is None or not node.live
+            else f"{node.pages_per_second:.1f}"
+        )
         table.add_row(
             Text(node.node),
-            Text(state, style="yellow" if node.late else styles.get(state, "")),
+            Text(state, style="yellow" if node.late else styles.get(node.state.value, "")),
             Text(beat),
             Text(rate),
             Text(str(node.pages)),
             Text(str(hosts.get(node.node, 0))),
             Text(str(node.errors)),
+            Text(str(node.excluded)),
             Text(f"{node.machine[:40]}/{node.pid}"),
         )
+    live = [n for n in found if n.live]
+    if coordinator is not None and coordinator not in {n.node for n in found}:
+        caption_holder = Text(f"coordinator: {coordinator}")
+        table.add_row(Text("(standalone)"), caption_holder, *[Text("")] * 7)
+    table.add_section()
+    table.add_row(
+        Text(f"total ({len(live)} live of {len(found)})"),
+        Text(""),
+        Text(""),
+        Text(f"{sum(n.pages_per_second or 0.0 for n in live):.1f}"),
+        Text(str(sum(n.pages for n in found))),
+        Text(str(sum(hosts.get(n.node, 0) for n in found))),
+        Text(str(sum(n.errors for n in found))),
+        Text(str(sum(n.excluded for n in found))),
+        Text(""),
+    )
     return table

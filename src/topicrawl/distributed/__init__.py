@@ -7,6 +7,7 @@ from topicrawl.distributed.partition import (
     AssignmentPolicy,
     NodeLoad,
     RendezvousPolicy,
+    least_loaded,
     plan_moves,
 )
 from topicrawl.distributed.redis_frontier import BloomSize, RedisFrontier, bloom_size
@@ -35,6 +36,7 @@ __all__ = [
     "RendezvousPolicy",
     "ThroughputMeter",
     "bloom_size",
+    "least_loaded",
     "load_distributed",
     "local_node_id",
     "plan_moves",

@@ -1,10 +1,11 @@
 """Which node crawls which host: assignment policies and the moves a membership change needs.
 
-A host belongs to one node at a time (its URLs are popped by that node only, see
-:class:`~topicrawl.distributed.redis_frontier.RedisFrontier`). A host is assigned when it is
-first seen; afterwards it moves only when its node dies or leaves, when a new node joins and
-the policy gives the host to the newcomer, or when an idle node takes a ready host from a busy
-one. So a membership change moves only the share of hosts it must.
+A host belongs to one node at a time (its URLs are popped by that node, and by idle nodes
+that share it, see :class:`~topicrawl.distributed.redis_frontier.RedisFrontier`). A host is
+assigned when it is first seen; afterwards it moves only when its node dies or leaves (to the
+least loaded live nodes), when a new node joins and the policy gives the host to the
+newcomer, or when an idle node takes a ready host from a busy one. So a membership change
+moves only the share of hosts it must.
 
 The default policy is weighted rendezvous (highest-random-weight) hashing: every node scores
 every host by ``-w / ln(u)`` with ``u`` a uniform hash of (host, node) in (0, 1) and ``w`` the
@@ -14,6 +15,7 @@ node's measured throughput; the highest score wins. A node wins a host with prob
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ __all__ = [
     "AssignmentPolicy",
     "NodeLoad",
     "RendezvousPolicy",
+    "least_loaded",
     "plan_moves",
 ]
 
@@ -114,10 +117,11 @@ def plan_moves(
 ) -> dict[str, str]:
     """The hosts that must change node after a membership change, and where they go.
 
-    A host whose node is not among the live ``nodes`` goes where the policy says (``""``, the
-    shared pool, when no node is live). A host of a live node moves only if the policy now
-    gives it to a node that just ``joined``; every other host stays, so a join takes only the
-    newcomer's share and a departure moves only the departed node's hosts.
+    The hosts whose node is not among the live ``nodes`` go to the least loaded live nodes
+    (see :func:`least_loaded`; ``""``, the shared pool, when no node is live). A host of a
+    live node moves only if the policy now gives it to a node that just ``joined``; every
+    other host stays, so a join takes only the newcomer's share and a departure moves only the
+    departed node's hosts.
 
     Args:
         owners: host -> its current node.
@@ -128,11 +132,30 @@ def plan_moves(
     live = {n.node for n in nodes}
     newcomers = set(joined) & live
     moves: dict[str, str] = {}
+    orphans = sorted(host for host, node in owners.items() if node not in live)
+    moves.update(zip(orphans, least_loaded(len(orphans), nodes), strict=True))
     for host, node in owners.items():
-        if node not in live:
-            moves[host] = policy.owner(host, nodes) or ""
-        elif newcomers:
+        if node in live and newcomers:
             target = policy.owner(host, nodes)
             if target is not None and target in newcomers and target != node:
                 moves[host] = target
     return moves
+
+
+def least_loaded(count: int, nodes: Sequence[NodeLoad]) -> list[str]:
+    """Where ``count`` hosts go, one after the other, each to the live node with the fewest
+    hosts per unit of concurrency counting those already given (ties: the smaller id); all
+    ``""`` (the shared pool) when no node is live. A dead node's hosts thus go to the nodes
+    with the least to do, not to the busiest (throughput-weighted hashing favours those)."""
+    if not nodes:
+        return [""] * count
+    heap = [
+        (n.hosts / max(1, n.concurrency), n.node, n.hosts, max(1, n.concurrency)) for n in nodes
+    ]
+    heapq.heapify(heap)
+    targets = []
+    for _ in range(count):
+        _, node, hosts, concurrency = heapq.heappop(heap)
+        targets.append(node)
+        heapq.heappush(heap, ((hosts + 1) / concurrency, node, hosts + 1, concurrency))
+    return targets

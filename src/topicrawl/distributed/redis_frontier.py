@@ -29,6 +29,7 @@ so every worker of a crawl must have a synchronised clock (NTP), and should shar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -69,6 +70,9 @@ _SEGMENT_BITS = 1 << 30  # bits per bitmap key (128 MiB); SETBIT offsets must st
 _BATCH = 1000  # requests per push script call: bounds the script's run time and arguments
 _POOL_WAIT = 30.0  # seconds a call waits for a free connection of the pool, then is retried
 _POP_MOST = 16  # leases one pop may take for the pops queued behind it
+# Seconds a sharing node's freed request slots wait for a pop to carry them, then go alone:
+# a node busy parsing may not pop for a while, and others could use the slots meanwhile.
+_SLOT_RETURN = 0.02
 _KNOWN_MAX = 500_000  # URLs a frontier remembers having pushed or popped (~35 MB), then forgets
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -229,7 +233,8 @@ class RedisFrontier:
 
     Partitioned crawls: a frontier opened with ``node`` pops only from hosts that node holds
     (or, when it has none ready, adopts a host from the shared pool, or takes one host from the
-    live node with at least ``steal_min`` ready hosts waiting). ``propose_owner`` names the
+    live node with at least ``steal_min`` ready hosts waiting, or with ``share`` pops from
+    another node's ready host, which stays that node's). ``propose_owner`` names the
     node a host seen for the first time goes to (a node not live leaves it in the pool).
     Politeness (delays, ``max_per_host``) stays per host across all nodes. Without ``node``
     the frontier behaves exactly as an unpartitioned one.
@@ -262,6 +267,9 @@ class RedisFrontier:
         node: the node this frontier pops for (partitioned crawls), or None.
         propose_owner: host -> the node a new host should go to (None: leave it in the pool).
         steal_min: ready hosts another node must have before an idle node takes one (0: never).
+        share: an idle node (none of its own hosts ready, none to adopt or take) pops from
+            the best ready host of another live node without taking the host, so several
+            nodes serve one big host at once; its politeness stays global (see above).
         retry_for: seconds of Redis outage to ride out by retrying (0: fail at once).
         poll_interval: what :meth:`next_ready_in` answers when only other nodes have work.
         observer: for the coordinator and monitors, which never push: takes the crawl's
@@ -295,6 +303,7 @@ class RedisFrontier:
         node: str | None = None,
         propose_owner: OwnerProposal | None = None,
         steal_min: int = 2,
+        share: bool = False,
         retry_for: float = 0.0,
         poll_interval: float = 0.2,
         observer: bool = False,
@@ -329,6 +338,7 @@ class RedisFrontier:
         self.node = node
         self._propose_owner = propose_owner
         self._steal_min = str(steal_min)
+        self._share = "1" if share and node is not None else "0"
         self._retry_for = retry_for
         self._poll_interval = poll_interval
         self._observer = observer
@@ -348,6 +358,7 @@ class RedisFrontier:
         self._known: set[int] = set()
         self._fetched: list[str] = []  # leases whose request slots go back with the next pop
         self._popped: deque[Lease] = deque()  # leased for pops queued behind the one that asked
+        self._returning: asyncio.Task[None] | None = None  # sends slots no pop carried
         self._redis: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self._closed = False
@@ -455,6 +466,10 @@ class RedisFrontier:
     async def close(self) -> None:
         """Disconnect (the crawl stays in Redis); later calls raise FrontierError."""
         self._closed = True
+        if self._returning is not None:
+            self._returning.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._returning
         client, self._redis = self._redis, None
         if client is not None:
             await client.aclose()
@@ -516,15 +531,8 @@ class RedisFrontier:
                 owner = owners.get(host)
                 if owner is None:
                     owner = owners[host] = (propose(host) or "") if propose else ""
-                args += [
-                    f"{fp & _U64:016x}",
-                    host,
-                    _num(0.0 - request.score),
-                    _payload(request),
-                    a,
-                    b,
-                    owner,
-                ]
+                score = _num(0.0 - request.score)
+                args += [host, f"{fp & _U64:016x} {score} {a} {b} {owner}\t{_payload(request)}"]
             result = await self._run("push", self._now_args() + head + args)
             added += int(result)
             self._remember(fps)
@@ -568,6 +576,7 @@ class RedisFrontier:
             self._steal_min,
             _num(now + self._request_ttl),
             str(most),
+            self._share,
         ]
         done, self._fetched = self._fetched, []
         try:
@@ -590,11 +599,33 @@ class RedisFrontier:
 
         The slot goes back with this frontier's next pop (one round trip for both) or flush,
         whichever comes first; a worker that pops no more has nothing to use it for, and
-        flushes every checkpoint. A lease acked, reclaimed or expired meanwhile holds no slot.
+        flushes every checkpoint. A node that shares hosts (``share``) sends the slots no pop
+        has carried after 20 ms on their own: other nodes may be waiting for them. A lease
+        acked, reclaimed or expired meanwhile holds no slot.
         """
         self._client()
         self._fetched.append(lease.token)
         self._gate.open_one()
+        if self._share == "1" and self._returning is None:
+            self._returning = asyncio.create_task(self._return_slots())
+
+    async def _return_slots(self) -> None:
+        """Send the freed request slots no pop carried meanwhile (see :meth:`fetched`)."""
+        try:
+            while True:  # until a wait passes with no slot freed and none carried
+                await asyncio.sleep(_SLOT_RETURN)
+                done, self._fetched = self._fetched, []
+                if not done:
+                    return
+                try:
+                    await self._run("fetched", [*self._now_args(), *done])
+                except BaseException:
+                    self._fetched[:0] = done  # the next pop or flush takes them
+                    raise
+        except FrontierError as exc:
+            log.debug("request slots not returned now (%s); the next pop takes them", exc)
+        finally:
+            self._returning = None
 
     async def ack(self, lease: Lease) -> bool:
         """Mark the leased URL done. ``False`` (and no change) for an unknown or expired lease.
@@ -678,7 +709,7 @@ class RedisFrontier:
         if closed_for is not None:
             return closed_for
         now = self._clock()
-        args = [_num(now), self._max_per_host, self.node or "", self._steal_min]
+        args = [_num(now), self._max_per_host, self.node or "", self._steal_min, self._share]
         answer = await self._run("next_ready", args)
         kind = int(answer[0])
         if kind == 0:

@@ -94,11 +94,13 @@ class NodeInfo:
 
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
-    """What a node publishes with each heartbeat."""
+    """What a node publishes with each heartbeat: pages it stored, its rate, failed fetches
+    (``errors``), and URLs robots.txt kept it from fetching (``excluded``, not errors)."""
 
     pages: int
     pages_per_second: float | None
     errors: int
+    excluded: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,7 @@ class NodeStatus:
     params: Mapping[str, Any]
     capacity: Mapping[str, Any]
     died_at: float | None = None
+    excluded: int = 0
 
     @property
     def live(self) -> bool:
@@ -264,6 +267,7 @@ class NodeRegistry:
                         "pages": "0",
                         "rate": "",
                         "errors": "0",
+                        "excluded": "0",
                     },
                 )
                 pipe.set(self._key("hb", node), "1", px=self._ttl_ms)
@@ -280,9 +284,9 @@ class NodeRegistry:
             False when the node had been declared dead (nothing is changed): it must
             :meth:`register` again, since its leases and hosts were handed out.
         """
-        rate = "" if beat.pages_per_second is None else repr(beat.pages_per_second)
         args = [str(self._ttl_ms), "last_heartbeat", repr(self._clock())]
-        args += ["pages", str(beat.pages), "rate", rate, "errors", str(beat.errors)]
+        for name, value in _beat_fields(beat).items():
+            args += [name, value]
         keys = [self._key("node", node), self._key("hb", node)]
 
         async def beat_once(client: Redis) -> Any:
@@ -300,12 +304,14 @@ class NodeRegistry:
         return bool(await self._call(mark))
 
     async def leave(self, node: str) -> None:
-        """Record that a node stopped on its own."""
+        """Record that a node stopped on its own (its numbers stay those of its last
+        heartbeat; its pages per second are cleared: it no longer crawls)."""
 
         async def write(client: Redis) -> None:
             async with client.pipeline(transaction=True) as pipe:
                 pipe.hset(self._key("node", node), "state", NodeState.LEFT.value)
                 pipe.hset(self._key("node", node), "died_at", repr(self._clock()))
+                pipe.hset(self._key("node", node), "rate", "")
                 pipe.delete(self._key("hb", node))
                 pipe.srem(self.prefix + "members", node)
                 await pipe.execute()
@@ -387,6 +393,16 @@ class NodeRegistry:
             ) from exc
 
 
+def _beat_fields(beat: Heartbeat) -> dict[str, str]:
+    """A heartbeat as fields of the node hash."""
+    return {
+        "pages": str(beat.pages),
+        "rate": "" if beat.pages_per_second is None else repr(beat.pages_per_second),
+        "errors": str(beat.errors),
+        "excluded": str(beat.excluded),
+    }
+
+
 def _text(value: bytes | str) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
@@ -427,4 +443,5 @@ def _status(node: str, fields: Mapping[str, str], *, beating: bool) -> NodeStatu
         params=_json(fields.get("params")),
         capacity=_json(fields.get("capacity")),
         died_at=_float(fields.get("died_at")),
+        excluded=int(_float(fields.get("excluded")) or 0),
     )

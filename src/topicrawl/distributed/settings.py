@@ -61,6 +61,10 @@ class DistributedSettings(BaseSettings):
         le=1_000_000,
         description="Ready hosts a node must have before an idle one takes one (0 off).",
     )
+    share_hosts: bool = Field(
+        True,
+        description="An idle node pops from other nodes' ready hosts (one site, many workers).",
+    )
     redis_retry_for: float = Field(
         60.0, ge=0, le=DAY, description="Seconds of Redis outage a worker rides out by retrying."
     )

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import socket
@@ -46,6 +45,7 @@ from topicrawl.distributed.registry import (
     ThroughputMeter,
     local_node_id,
 )
+from topicrawl.distributed.runstats import RunTotals, node_numbers, write_run_stats
 from topicrawl.distributed.settings import DistributedSettings
 from topicrawl.engine.build import open_crawl
 from topicrawl.engine.crawl import Crawler
@@ -272,6 +272,7 @@ async def _start(
         node=node,
         propose_owner=assigner.propose,
         steal_min=distributed.steal_min,
+        share=distributed.share_hosts,
         retry_for=distributed.redis_retry_for,
         defer_acks=True,
         pop_gate=_POP_GATE,
@@ -365,6 +366,7 @@ class _NodeCrawl:
                 crawler=crawler,
                 window=self.distributed.throughput_window,
                 scope=scope,
+                totals=RunTotals(self.registry.client, self.registry.prefix),
             )
             interval = self.distributed.heartbeat_interval
             async with asyncio.TaskGroup() as group:
@@ -386,7 +388,8 @@ class _NodeCrawl:
                 finally:
                     stop.set()
             left = await self.frontier.queued()
-            await _record_totals(self.registry, crawler, stats, self.run_id, pages.count)
+            await beats.last()
+            await write_run_stats(crawler.storage, self.registry, beats.totals, self.run_id)
             state = await self.namespace.state()
         return WorkerReport(
             node=self.info.node,
@@ -440,26 +443,38 @@ class _Heartbeats:
     crawler: Crawler
     window: float
     scope: SharedScope
+    totals: RunTotals
     faults: int = 0
 
     async def run(self, stop: asyncio.Event, *, interval: float) -> None:
         meter = ThroughputMeter(self.window)
         while not stop.is_set():
             meter.add(time.monotonic(), self.pages.count)
-            beat = Heartbeat(
-                pages=self.pages.count,
-                pages_per_second=meter.rate(),
-                errors=self.crawler.stats.error_count + self.faults,
-            )
             try:
-                await self._beat(beat)
+                await self._beat(meter.rate())
             except FrontierError as exc:
                 self.faults += 1
                 log.warning("heartbeat failed: %s", exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), interval)
 
-    async def _beat(self, beat: Heartbeat) -> None:
+    async def last(self) -> None:
+        """The final heartbeat: this node's numbers as it stops (shown once it has left)."""
+        try:
+            await self._beat(None)
+        except FrontierError as exc:
+            log.warning("final heartbeat failed (nodes shows this node's earlier numbers): %s", exc)
+
+    async def _beat(self, rate: float | None) -> None:
+        numbers = node_numbers(self.crawler.stats, self.pages.count)
+        beat = Heartbeat(
+            pages=numbers["pages"],
+            pages_per_second=rate,
+            errors=numbers["errors"] + self.faults,
+            excluded=numbers["robots_excluded"],
+        )
+        # The crawl's totals first: what they gained counts even if this node is found dead.
+        await self.totals.add(numbers)
         if not await self.registry.heartbeat(self.info.node, beat):
             # Declared dead while we were away: our leases and hosts went to others.
             log.warning("node %s was declared dead; registering again", self.info.node)
@@ -496,31 +511,9 @@ async def _join_run(registry: NodeRegistry, settings: CrawlSettings) -> int:
         await asyncio.sleep(0.1)
 
 
-async def _record_totals(
-    registry: NodeRegistry, crawler: Crawler, stats: CrawlStats, run_id: int, pages: int
-) -> None:
-    """Add this worker's numbers to the crawl's totals and write them as the run's stats."""
-    key = registry.prefix + "totals"
-    async with registry.client.pipeline(transaction=True) as pipe:
-        pipe.hincrby(key, "pages", pages)
-        pipe.hincrby(key, "duplicates", stats.duplicates)
-        pipe.hincrby(key, "relevant", stats.relevant)
-        pipe.hincrby(key, "errors", stats.error_count)
-        pipe.hincrby(key, "bytes", stats.bytes)
-        pipe.hincrby(key, "workers", 1)
-        await pipe.execute()
-        totals = await registry.client.hgetall(key)
-    summary = {_text(k): int(v) for k, v in totals.items()}
-    await crawler.storage.finish_run(run_id, stats=json.dumps(summary, sort_keys=True))
-
-
 async def _leave(registry: NodeRegistry, coordinator: Coordinator, node: str) -> None:
     try:
         await registry.leave(node)
         await coordinator.release_departed(node)
     except FrontierError as exc:
         log.warning("could not hand back this node's work on leaving: %s", exc)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

@@ -123,6 +123,10 @@ class SqlStorage:
         busy_timeout: seconds a SQLite writer waits for another process's lock before
             :class:`~topicrawl.core.errors.DatabaseLocked`.
         connect_timeout: seconds to connect to PostgreSQL.
+        command_timeout: seconds a PostgreSQL command may wait for its answer, then it fails
+            as a lost connection would and is retried (None: no limit). Long enough for a
+            write waiting on another's lock; it bounds a wait on a session the server ended
+            while the network was cut, which would otherwise never end.
         retries: attempts after the first for an operation whose connection dropped.
         retry_backoff: seconds before the first retry; doubled each time (at most 5 s).
         hash_filter: answer most :meth:`find_content_hash` misses from an in-memory Bloom
@@ -147,6 +151,7 @@ class SqlStorage:
         keep_body: bool = False,
         busy_timeout: float = 5.0,
         connect_timeout: float = 10.0,
+        command_timeout: float | None = 300.0,
         retries: int = 4,
         retry_backoff: float = 0.25,
         hash_filter: bool | None = None,
@@ -162,6 +167,7 @@ class SqlStorage:
         self._keep_body = keep_body
         self._busy_timeout = busy_timeout
         self._connect_timeout = connect_timeout
+        self._command_timeout = command_timeout
         self._retries = retries
         self._retry_backoff = retry_backoff
         self._read_only = read_only
@@ -244,6 +250,7 @@ class SqlStorage:
             busy_timeout=self._busy_timeout,
             connect_timeout=self._connect_timeout,
             read_only=self._read_only,
+            command_timeout=self._command_timeout,
         )
         if self._read_only:
             await self._open_for_reading(engine)
@@ -695,13 +702,17 @@ class SqlStorage:
         rows = await self._attempt(f"reading run {run_id}", partial(self._read, statement))
         return run_from_row(rows[0]._mapping) if rows else None
 
-    async def count_pages(self) -> int:
-        """How many pages are stored (after writing what is buffered)."""
+    async def count_pages(self, *, run_id: int | None = None) -> int:
+        """How many pages are stored, of run ``run_id`` only when given (after writing what
+        is buffered)."""
         await self.flush()
+        statement = select(func.count(pages.c.id))
+        if run_id is not None:
+            statement = statement.where(pages.c.run_id == run_id)
 
         async def read() -> int:
             async with self._read_engine().connect() as connection:
-                return int((await connection.execute(select(func.count(pages.c.id)))).scalar_one())
+                return int((await connection.execute(statement)).scalar_one())
 
         return await self._attempt("counting pages", read)
 

@@ -183,8 +183,11 @@ def create_engine(
     busy_timeout: float,
     connect_timeout: float,
     read_only: bool = False,
+    command_timeout: float | None = None,
 ) -> AsyncEngine:
     """Build the async engine: aiosqlite with WAL for SQLite, an asyncpg pool for PostgreSQL.
+
+    ``command_timeout``: seconds a PostgreSQL command may wait for its answer (None: no limit).
 
     With ``read_only``, nothing is ever written: a SQLite file is opened with ``mode=ro`` (or
     ``immutable=1`` where even that cannot open it, e.g. a WAL database on read-only media)
@@ -203,6 +206,11 @@ def create_engine(
         "timeout": connect_timeout,
         "server_settings": {"application_name": target.application_name, **_PG_SESSION},
     }
+    if command_timeout is not None:
+        # Without it a command whose session the server ended while the network was cut
+        # (no reset ever arrives) waits for an answer forever; a timed-out command is a
+        # TimeoutError, which storage retries on a fresh connection.
+        connect_args["command_timeout"] = command_timeout
     if read_only:
         connect_args["server_settings"]["default_transaction_read_only"] = "on"
     connect_args.update(target.driver_options)

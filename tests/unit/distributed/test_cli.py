@@ -125,6 +125,49 @@ def test_nodes_table_shows_state_and_numbers_as_plain_text() -> None:
     assert "-" in row2
 
 
+def test_nodes_table_tells_the_truth_about_left_nodes_totals_and_the_coordinator() -> None:
+    def status(node: str, state: NodeState, pages: int, errors: int, excluded: int) -> NodeStatus:
+        return NodeStatus(
+            node=node,
+            state=state,
+            late=False,
+            machine="box",
+            pid=1,
+            started_at=100.0,
+            last_heartbeat=110.0,
+            pages=pages,
+            pages_per_second=7.5,
+            errors=errors,
+            params={},
+            capacity={},
+            excluded=excluded,
+        )
+
+    found = [
+        status("w1", NodeState.ALIVE, 40, 1, 3),
+        status("w2", NodeState.LEFT, 25, 2, 4),
+        status("w3", NodeState.DEAD, 10, 0, 0),
+    ]
+    console = Console(record=True, width=250)
+    console.print(nodes_table(found, {"w1": 2}, now=111.0, coordinator="w1"))
+    lines = console.export_text().splitlines()
+    row = {name: next(line for line in lines if f" {name} " in line) for name in ("w1", "w2", "w3")}
+    assert "alive, coordinator" in row["w1"]
+    assert "7.5" in row["w1"]
+    # A node that left or died shows its last numbers, but no rate: it no longer crawls.
+    assert "left" in row["w2"]
+    assert "7.5" not in row["w2"]
+    assert "dead" in row["w3"]
+    assert "7.5" not in row["w3"]
+    total = next(line for line in lines if "total" in line).replace("\u2502", " ").split()
+    # 1 live of 3; pages/s of the live ones; pages, hosts, errors and robots.txt exclusions
+    # summed over every node.
+    assert total[1:] == ["(1", "live", "of", "3)", "7.5", "75", "2", "3", "7"]
+    console = Console(record=True, width=250)
+    console.print(nodes_table(found, {}, now=111.0, coordinator="coordinator-box-9"))
+    assert "coordinator: coordinator-box-9" in console.export_text()
+
+
 def test_nodes_stores_per_node_configuration(redis_url: str) -> None:
     namespace = f"cli-{uuid.uuid4().hex}"
     where = ["--redis", redis_url, "--namespace", namespace]

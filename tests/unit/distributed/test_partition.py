@@ -6,7 +6,13 @@ from collections import Counter
 
 import pytest
 
-from topicrawl.distributed import AssignmentPolicy, NodeLoad, RendezvousPolicy, plan_moves
+from topicrawl.distributed import (
+    AssignmentPolicy,
+    NodeLoad,
+    RendezvousPolicy,
+    least_loaded,
+    plan_moves,
+)
 
 HOSTS = [f"host{i}.example" for i in range(6000)]
 
@@ -52,8 +58,23 @@ def test_removing_a_node_moves_only_its_hosts() -> None:
     moves = plan_moves(owners, after, policy)
     assert set(moves) == {h for h, o in owners.items() if o == "b"}
     assert set(moves.values()) <= {"a", "c"}
-    # The planned targets are exactly where hashing over the remaining nodes puts them.
-    assert all(moves[h] == policy.owner(h, after) for h in moves)
+
+
+def test_a_dead_nodes_hosts_go_to_the_least_loaded() -> None:
+    owners = {"h1": "dead", "h2": "dead", "h3": "dead", "x": "busy"}
+    live = [
+        NodeLoad(node="busy", pages_per_second=500.0, hosts=5, concurrency=8),
+        NodeLoad(node="idle", pages_per_second=1.0, hosts=0, concurrency=8),
+        NodeLoad(node="half", pages_per_second=1.0, hosts=1, concurrency=8),
+    ]
+    # Not to the fastest node (which hashing by throughput would favour): to the ones with
+    # the fewest hosts per unit of concurrency, counting those given along the way.
+    moves = plan_moves(owners, live, RendezvousPolicy())
+    assert moves == {"h1": "idle", "h2": "half", "h3": "idle"}
+    assert least_loaded(3, []) == ["", "", ""]
+    wide = [NodeLoad(node="a", hosts=4, concurrency=8), NodeLoad(node="b", hosts=1, concurrency=1)]
+    # a: 4 hosts for 8 requests; b: 1 for 1. a takes hosts until it is as loaded as b.
+    assert least_loaded(6, wide) == ["a", "a", "a", "a", "a", "b"]
 
 
 def test_a_joining_node_takes_only_its_share() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -206,3 +207,86 @@ async def test_deferred_acks_take_effect_at_flush(open_node: Open, clock: FakeCl
     await n1.flush()
     assert await n1.reclaim_expired() == 1
     assert await n1.queued() == 1
+
+
+async def test_an_idle_node_shares_another_nodes_host_within_its_limits(
+    open_node: Open, clock: FakeClock
+) -> None:
+    n1 = await open_node("n1", steal_min=2, share=True, max_per_host=2)
+    n2 = await open_node("n2", steal_min=2, share=True, max_per_host=2)
+    await n1.push([req(f"http://a.test/{i}", 1.0 - i / 10) for i in range(4)])
+    # One ready host is too few to take (steal_min 2): n2 pops from it, n1 keeps it.
+    assert await n2.next_ready_in() == 0.0
+    shared = await n2.pop()
+    assert shared is not None
+    assert shared.request.url == "http://a.test/0"
+    assert await n1.owners() == {"a.test": "n1"}
+    own = await n1.pop()
+    assert own is not None
+    assert own.request.url == "http://a.test/1"
+    # Two requests in flight to a.test, over both nodes: the host's limit.
+    assert await n2.pop() is None
+    assert await n1.pop() is None
+    # The shared request ends: its slot goes back with n2's next pop, which gets a.test/2.
+    await n2.fetched(shared)
+    clock.advance(1.0)
+    again = await n2.pop()
+    assert again is not None
+    assert again.request.url == "http://a.test/2"
+    assert await n2.ack(shared)
+    assert await n1.ack(own)
+    # Acks of shared leases count like any other: nothing is handed out twice.
+    assert await n2.ack(again)
+    assert await pop_all(n1) == ["http://a.test/3"]
+    assert await n1.queued() == 0
+
+
+async def test_a_shared_host_keeps_its_delay_across_nodes(
+    open_node: Open, clock: FakeClock
+) -> None:
+    n1 = await open_node("n1", steal_min=0, share=True, default_delay=2.0)
+    n2 = await open_node("n2", steal_min=0, share=True, default_delay=2.0)
+    await n1.push([req("http://a.test/1"), req("http://a.test/2")])
+    assert await n1.pop() is not None
+    assert await n2.pop() is None  # fetched 0 s ago by n1; its delay is 2 s
+    clock.advance(2.0)
+    lease = await n2.pop()
+    assert lease is not None
+    assert lease.request.url == "http://a.test/2"
+    assert await n1.owners() == {"a.test": "n1"}
+
+
+async def test_a_node_that_is_not_idle_does_not_share(open_node: Open) -> None:
+    n1 = await open_node("n1", steal_min=0, share=True)
+    n2 = await open_node("n2", steal_min=0, share=True)
+    await n1.push([req("http://a.test/1", 0.1), req("http://c.test/1", 0.9)])
+    # n2 holds c.test (ready): it pops its own host before any of n1's.
+    lease = await n2.pop()
+    assert lease is not None
+    assert lease.request.url == "http://c.test/1"
+    shared = await n2.pop()
+    assert shared is not None
+    assert shared.request.url == "http://a.test/1"
+    assert await n2.pop() is None
+
+
+async def test_a_sharing_node_that_stops_popping_still_returns_its_request_slots(
+    open_node: Open,
+) -> None:
+    n1 = await open_node("n1", steal_min=0, share=True, max_per_host=1)
+    n2 = await open_node("n2", steal_min=0, share=True, max_per_host=1)
+    await n1.push([req("http://a.test/1"), req("http://a.test/2")])
+    first = await n1.pop()
+    assert first is not None
+    assert await n2.pop() is None  # a.test's one request slot is taken
+    # n1's request is done, but n1 pops no more (busy parsing, say): the slot still goes
+    # back on its own, and n2 takes the next URL of the host n1 holds.
+    await n1.fetched(first)
+    for _ in range(500):
+        second = await n2.pop()
+        if second is not None:
+            break
+        await asyncio.sleep(0.02)
+    assert second is not None
+    assert second.request.url == "http://a.test/2"
+    assert await n1.owners() == {"a.test": "n1"}

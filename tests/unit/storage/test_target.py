@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import uuid
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from topicrawl.core.errors import ConfigError, StorageError
@@ -119,3 +122,33 @@ async def test_an_unknown_postgres_database_is_reported(postgres_url: str) -> No
         await SqlStorage(url).open()
 
     assert "cannot connect to PostgreSQL at 127.0.0.1:5432" in str(caught.value)
+
+
+async def test_a_postgres_command_that_gets_no_answer_times_out_and_is_retried(
+    postgres_url: str,
+) -> None:
+    # A write that waits on a lock stands for one whose session the server ended while the
+    # network was cut: either way no answer comes. It fails as a lost connection would,
+    # instead of waiting forever, and the retry on a fresh connection goes through.
+    schema = f"ct_{uuid.uuid4().hex[:12]}"
+    url = f"{postgres_url}?schema={schema}"
+    plain = postgres_url.replace("postgresql+asyncpg", "postgresql")
+    locker = await asyncpg.connect(plain)
+    try:
+        async with (
+            SqlStorage(url, command_timeout=0.5, retries=0) as storage,
+            locker.transaction(),
+        ):
+            await locker.execute(f'LOCK TABLE "{schema}".runs IN ACCESS EXCLUSIVE MODE')
+            with pytest.raises(StorageError, match="PostgreSQL"):
+                await asyncio.wait_for(storage.start_run(name="x", config="{}"), 60)
+        async with SqlStorage(url, command_timeout=0.5, retries=8) as storage:
+            async with locker.transaction():
+                await locker.execute(f'LOCK TABLE "{schema}".runs IN ACCESS EXCLUSIVE MODE')
+                write = asyncio.create_task(storage.start_run(name="y", config="{}"))
+                await asyncio.sleep(1.0)  # the write has timed out at least once meanwhile
+                assert not write.done()
+            assert await asyncio.wait_for(write, 60) > 0
+    finally:
+        await locker.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await locker.close()

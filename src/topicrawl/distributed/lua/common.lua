@@ -246,10 +246,29 @@ local function steal_victim(node, least)
   return victim
 end
 
+-- The best ready host of another live node, for `node` to pop from without taking it:
+-- the member and its ready key, or nil. The host keeps its owner and its politeness state
+-- (requests in flight, next allowed time) is the same for every node, so several nodes can
+-- serve one big host at once while its limits hold.
+local function shared_ready(node)
+  local best, best_key, best_score = nil, nil, nil
+  for _, other in ipairs(redis.call('SMEMBERS', K_MEMBERS)) do
+    if other ~= node then
+      local key = rkey(other)
+      local top = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      if top[1] and (best_score == nil or tonumber(top[2]) < best_score) then
+        best, best_key, best_score = top[1], key, tonumber(top[2])
+      end
+    end
+  end
+  return best, best_key
+end
+
 -- The ready-set member `node` pops next: its own best host; else a host adopted from the
--- pool; else one taken from the live node with the most ready hosts (at least `least`).
+-- pool; else one taken from the live node with the most ready hosts (at least `least`);
+-- else, with `share`, another live node's best ready host, popped without taking it.
 -- For '' (an unpartitioned frontier) the pool's best. Returns the member and its ready key.
-local function next_for(node, least, now, maxph)
+local function next_for(node, least, now, maxph, share)
   if node == '' then return first_ready(K_READY), K_READY end
   local own = rkey(node)
   local best = first_ready(own)
@@ -259,7 +278,10 @@ local function next_for(node, least, now, maxph)
     local victim = steal_victim(node, least)
     if victim then source = first_ready(rkey(victim)) end
   end
-  if not source then return nil, own end
+  if not source then
+    if share then return shared_ready(node) end
+    return nil, own
+  end
   move_host(string.sub(source, 29), node, now, maxph)
   return first_ready(own), own
 end

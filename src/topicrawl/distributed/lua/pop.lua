@@ -1,18 +1,21 @@
 -- ARGV: now, max_per_host, default delay, token, expires, node ('' unpartitioned), least
 -- ready hosts a node must have before an idle node takes one (0: never), time the leases'
--- request slots expire, how many leases at most, then the tokens of leases whose requests
--- are done (see fetched.lua). Leases the best ready requests one after the other, as that
--- many pops at `now` would; lease i gets the token `token .. '.' .. i`. Returns the records.
+-- request slots expire, how many leases at most, '1' if an idle node may pop from other
+-- nodes' ready hosts without taking them (else '0'), then the tokens of leases whose
+-- requests are done (see fetched.lua). Leases the best ready requests one after the other,
+-- as that many pops at `now` would; lease i gets the token `token .. '.' .. i`. Returns the
+-- records.
 local now, maxph, default_delay = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local token, expires, node = ARGV[4], ARGV[5], ARGV[6]
 local least, slot_expires, most = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9])
-for i = 10, #ARGV do
+local share = ARGV[10] == '1'
+for i = 11, #ARGV do
   end_request(ARGV[i], now, maxph)
 end
 advance(now, maxph)
 local records = {}
 for i = 1, most do
-  local best, ready_key = next_for(node, least, now, maxph)
+  local best, ready_key = next_for(node, least, now, maxph, share)
   if not best then break end
   local tok = token .. '.' .. i
   local host = string.sub(best, 29)

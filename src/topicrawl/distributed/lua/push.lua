@@ -1,5 +1,7 @@
 -- ARGV: now, max_per_host, mode ('x' exact | 'b' bloom), bloom bits, hashes, segment bits,
--- then per request: fingerprint hex, host, neg_score, payload, bloom a, bloom b, owner.
+-- then two per request: its host, and 'fingerprint-hex neg_score bloom-a bloom-b owner'
+-- TAB payload (a and b empty in exact mode, owner empty for none; the payload is the rest,
+-- whatever it holds). Two arguments, not seven: the client's cost is per argument.
 -- A host without an owner is given the proposed owner ('' none) if that node is live.
 -- Returns how many requests were new.
 local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -7,10 +9,11 @@ local exact = ARGV[3] == 'x'
 local m, k, seg_bits = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local added = 0
 local touched = {}
-for i = 7, #ARGV, 7 do
-  local fphex, host, score, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+for i = 7, #ARGV, 2 do
+  local host = ARGV[i]
+  local fphex, score, bloom_a, bloom_b, owner, payload =
+    string.match(ARGV[i + 1], '^(%x+) (%S+) (%d*) (%d*) (%S*)\t(.*)$')
   local fp = hex2bin(fphex)
-  local owner = ARGV[i + 6]
   if owner ~= '' and not redis.call('HGET', K_OWNER, host)
       and redis.call('SISMEMBER', K_MEMBERS, owner) == 1 then
     move_host(host, owner, now, maxph)
@@ -20,7 +23,7 @@ for i = 7, #ARGV, 7 do
     new = redis.call('SADD', K_SEEN, fp) == 1
   else
     -- SETBIT returns the old bit: the URL is new iff one of its bits was still clear.
-    local a, b = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
+    local a, b = tonumber(bloom_a), tonumber(bloom_b)
     for j = 0, k - 1 do
       local pos = (a + j * b) % m
       local seg = math.floor(pos / seg_bits)
