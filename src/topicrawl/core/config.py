@@ -179,7 +179,13 @@ class PolitenessSettings(_Section):
     """How gently each host is treated."""
 
     delay: float = Field(
-        0.0, ge=0, le=HOUR, description="Minimum seconds between requests to a host."
+        0.0,
+        ge=0,
+        le=HOUR,
+        description=(
+            "Minimum seconds between the starts of two requests to a host, whatever "
+            "`per_host` allows in flight (across all workers of a distributed crawl)."
+        ),
     )
     per_host: int = Field(8, gt=0, le=1000, description="Concurrent requests to one host.")
     obey_robots: bool = Field(True, description="Honour robots.txt rules and Crawl-delay.")

@@ -14,7 +14,8 @@ crawl's keys share one slot), so several crawls can share one Redis:
 - ``inflight``/``delay``/``lastpop``/``nextat``: per-host hashes; ``lease`` (token -> record)
   and ``expiry`` (token -> expiry time) hold the leases out; ``fetching`` (token -> expiry
   time) holds the request slots, from pop until :meth:`RedisFrontier.fetched`, the ack or
-  reclaim, or their own expiry (``request_ttl``), whichever comes first.
+  reclaim, or their own expiry (``request_ttl``), whichever comes first. ``nextreq`` (host ->
+  Redis time its next request may start) spaces request starts, not hand-outs, by the delay.
 - dedupe: ``seen`` (exact mode, a set of 8-byte fingerprints) or ``bloom:<n>`` bitmaps.
 - partitioning (see :mod:`topicrawl.distributed.partition`): ``owner`` (host -> node),
   ``hosts:<node>`` (the hosts a node holds), ``ready:<node>`` (a node's ready hosts, like
@@ -80,6 +81,7 @@ _TRANSIENT = (RedisConnectionError, RedisTimeoutError)  # worth retrying while R
 _SCRIPTS = (
     "ack",
     "assign",
+    "claim_request",
     "fetched",
     "increase",
     "next_ready",
@@ -698,6 +700,12 @@ class RedisFrontier:
         if not (delay >= 0 and math.isfinite(delay)):
             raise ValueError(f"host delay must be a finite number >= 0, got {delay}")
         await self._run("set_host_delay", [*self._now_args(), host, _num(delay)])
+
+    async def claim_request(self, host: str, delay: float) -> float:
+        """A request to ``host`` is about to start: 0 when it may (the host's next request,
+        from any worker, may start ``delay`` seconds later), else the seconds to wait before
+        asking again (see :class:`~topicrawl.engine.slots.RequestSpacing`)."""
+        return float(await self._run("claim_request", [host, _num(delay)]))
 
     async def next_ready_in(self) -> float | None:
         """Seconds until :meth:`pop` can hand something out; ``None`` when nothing is queued.

@@ -43,11 +43,19 @@ from topicrawl.engine.admission import Admission
 from topicrawl.engine.held import HeldHosts, HostHolds, describe, leave_queued
 from topicrawl.engine.heldback import HeldBackLinks
 from topicrawl.engine.hosts import CrawlDelays, HostPolicy
-from topicrawl.engine.slots import RequestSlots
+from topicrawl.engine.slots import RequestSlots, RequestSpacing
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
 
-__all__ = ["CrawlDelays", "CrawlLimits", "Crawler", "FetchReports", "HostPolicy", "PageBudget"]
+__all__ = [
+    "CrawlDelays",
+    "CrawlLimits",
+    "Crawler",
+    "FetchReports",
+    "HostPolicy",
+    "PageBudget",
+    "SpacesRequests",
+]
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +115,14 @@ class FetchReports(Protocol):
     is told as soon as a lease's request is done, long before the lease is acked."""
 
     async def fetched(self, lease: Lease) -> None: ...
+
+
+@runtime_checkable
+class SpacesRequests(Protocol):
+    """A frontier that keeps each host's next request start itself (e.g. for several
+    processes); see :class:`~topicrawl.engine.slots.RequestSpacing` for the contract."""
+
+    async def claim_request(self, host: str, delay: float) -> float: ...
 
 
 class Crawler:
@@ -186,6 +202,12 @@ class Crawler:
         self._room.set()
         self._slots: RequestSlots | None = None  # made in run(): needs the running loop
         self._fetched = frontier.fetched if isinstance(frontier, FetchReports) else None
+        # politeness.delay spaces request starts to a host, whatever per_host allows in flight.
+        self._claim = (
+            frontier.claim_request
+            if isinstance(frontier, SpacesRequests)
+            else RequestSpacing().claim
+        )
         # Read by the live samples and the metrics endpoint (topicrawl.engine.samples): plain
         # counters, no lock, nothing but an addition or two per page.
         self.fetch_latency = LatencyHistogram()
@@ -459,6 +481,11 @@ class Crawler:
         assert slots is not None  # run() made them
         await slots.acquire(lease.host)
         try:
+            delay = self._hosts.floor(lease.host)
+            if delay > 0:
+                # A wait for a time (the host's turn, maybe another process's), not an event.
+                while (wait := await self._claim(lease.host, delay)) > 0:  # noqa: ASYNC110
+                    await asyncio.sleep(wait)
             # A fetch still running when its lease expires is lost work (the frontier hands
             # the URL out again): it is abandoned then, so a fetcher that never returns
             # cannot keep a crawl whose work is done from ending (issue #26 item 1). It ends

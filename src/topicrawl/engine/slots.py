@@ -4,13 +4,20 @@ The crawl holds more pages than it has requests in flight: once a page's body ha
 request slot is free for the next URL while the page is still parsed, scored and stored. So
 politeness (requests in flight to one host) is counted here, on requests, and not by the
 frontier's leases, which last until a page is stored.
+
+The politeness delay is kept here too, on request starts (:class:`RequestSpacing`): the
+frontier spaces its hand-outs of a host by the delay, but a URL handed out waits for a request
+slot (or for an event loop busy parsing) before its request starts, so hand-outs spaced by the
+delay can still start together.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 
-__all__ = ["RequestSlots"]
+__all__ = ["RequestSlots", "RequestSpacing"]
 
 
 class _HostSlots:
@@ -78,3 +85,33 @@ class RequestSlots:
         entry.users -= 1
         if entry.users == 0:
             del self._hosts[host]
+
+
+class RequestSpacing:
+    """The next time a request to each host may start, for one process.
+
+    :meth:`claim` is called by a request about to start: it either claims "now" (the next
+    request to the host may start ``delay`` seconds later) or says how long to wait before
+    asking again. A request that waited asks again rather than booking a time ahead, so one
+    that starts late (the event loop was busy) pushes the next one back too.
+
+    Args:
+        clock: monotonic seconds.
+    """
+
+    _PRUNE = 4096  # hosts remembered before those whose time has passed are forgotten
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._next: dict[str, float] = {}
+
+    async def claim(self, host: str, delay: float) -> float:
+        """Seconds to wait before asking again, or 0 when the request may start now."""
+        now = self._clock()
+        wait = self._next.get(host, now) - now
+        if wait > 0:
+            return wait
+        if len(self._next) >= self._PRUNE:
+            self._next = {h: t for h, t in self._next.items() if t > now}
+        self._next[host] = now + delay
+        return 0.0

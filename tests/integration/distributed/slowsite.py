@@ -12,6 +12,17 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 
+def page_response(number: int, pages: int) -> web.Response:
+    """Page ``number`` of ``pages``, linking to the next three."""
+    links = "".join(
+        f'<a href="/p/{k}.html">page {k}</a> '
+        for k in range(3 * number + 1, 3 * number + 4)
+        if k < pages
+    )
+    body = f"<html><head><title>p{number}</title></head><body><p>{links}</p></body></html>"
+    return web.Response(text=body, content_type="text/html")
+
+
 @dataclass
 class SlowSite:
     """Pages 0..pages-1, each linking to the next three, answered after 20 ms; counts requests
@@ -30,13 +41,7 @@ class SlowSite:
             await asyncio.sleep(0.02)
             number = int(request.match_info["n"])
             self.served.append(request.path)
-            links = "".join(
-                f'<a href="/p/{k}.html">page {k}</a> '
-                for k in range(3 * number + 1, 3 * number + 4)
-                if k < self.pages
-            )
-            body = f"<html><head><title>p{number}</title></head><body><p>{links}</p></body></html>"
-            return web.Response(text=body, content_type="text/html")
+            return page_response(number, self.pages)
         finally:
             self.now -= 1
 

@@ -186,3 +186,14 @@ async def test_pops_queued_behind_one_are_served_by_its_round_trip(open_worker: 
         assert await worker.ack(lease)
     await worker.flush()
     assert await worker.in_flight() == 0
+
+
+async def test_request_starts_are_spaced_for_all_workers_of_a_namespace(open_worker: Open) -> None:
+    """claim_request keeps a host's next request start in Redis (Redis's own clock), so
+    two workers' requests to one host start at least the delay apart."""
+    one, two = await open_worker(), await open_worker()
+    assert await one.claim_request("one.test", 30.0) == 0.0
+    wait = await two.claim_request("one.test", 30.0)
+    assert 25.0 < wait <= 30.0  # the other worker's request started just now
+    assert await one.claim_request("one.test", 30.0) == pytest.approx(wait, abs=1.0)
+    assert await two.claim_request("other.test", 30.0) == 0.0  # other hosts go on

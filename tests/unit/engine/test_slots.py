@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from topicrawl.engine.slots import RequestSlots
+from topicrawl.engine.slots import RequestSlots, RequestSpacing
 
 
 async def _hold(
@@ -64,3 +64,27 @@ def test_caps_are_checked() -> None:
         RequestSlots(total=0, per_host=1)
     with pytest.raises(ValueError, match="per_host"):
         RequestSlots(total=1, per_host=-1)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_spacing_lets_one_request_of_a_host_start_per_delay() -> None:
+    clock = _Clock()
+    spacing = RequestSpacing(clock=clock)
+    assert await spacing.claim("a", 0.5) == 0.0
+    assert await spacing.claim("a", 0.5) == pytest.approx(0.5)  # the next waits the delay out
+    assert await spacing.claim("b", 0.5) == 0.0  # another host is not held up
+    clock.now += 0.2
+    assert await spacing.claim("a", 0.5) == pytest.approx(0.3)
+    clock.now += 0.3
+    assert await spacing.claim("a", 0.5) == 0.0
+    # A request that starts late pushes the next one back: the delay runs from its start.
+    clock.now += 2.0
+    assert await spacing.claim("a", 0.5) == 0.0
+    assert await spacing.claim("a", 0.5) == pytest.approx(0.5)
