@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 
+import asyncpg
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
@@ -43,3 +47,20 @@ def postgres_url() -> str:
 def redis_url() -> str:
     require_service("Redis", "127.0.0.1", 6379)
     return REDIS_URL
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A crawl database URL on each store: a SQLite file, or a fresh PostgreSQL schema that is
+    dropped afterwards."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "crawl.db")
+        return
+    base: str = request.getfixturevalue("postgres_url")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    yield f"{base}{'&' if '?' in base else '?'}schema={schema}"
+    connection = await asyncpg.connect(base.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()

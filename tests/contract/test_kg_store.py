@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import asyncpg
 import pytest
 
 from topicrawl.core.errors import ConfigError
@@ -23,19 +18,9 @@ KB = """\
 """
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def kg_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "crawl.db")
-        return
-    base: str = request.getfixturevalue("postgres_url")
-    schema = f"kg_{uuid.uuid4().hex[:16]}"
-    yield f"{base}{'&' if '?' in base else '?'}schema={schema}"
-    connection = await asyncpg.connect(base.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
+@pytest.fixture
+def kg_url(store_url: str) -> str:
+    return store_url
 
 
 async def test_a_loaded_kb_reads_back_whole(kg_url: str) -> None:

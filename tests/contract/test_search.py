@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -20,19 +18,9 @@ from topicrawl.storage.search import InvalidCursor, PageQuery, PageSummary, sear
 from topicrawl.storage.target import WRITE_OPTION, create_engine, parse_target
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "crawl.db")
-        return
-    base: str = request.getfixturevalue("postgres_url")
-    schema = f"obs_{uuid.uuid4().hex[:12]}"
-    yield f"{base}{'&' if '?' in base else '?'}schema={schema}"
-    connection = await asyncpg.connect(base.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
+@pytest.fixture
+def url(store_url: str) -> str:
+    return store_url
 
 
 @pytest.fixture

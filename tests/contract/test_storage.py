@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -49,19 +48,9 @@ def make_page(n: int, **changes: Any) -> Page:
     return Page(**fields)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def storage_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "crawl.db")
-        return
-    base: str = request.getfixturevalue("postgres_url")
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    yield f"{base}{'&' if '?' in base else '?'}schema={schema}"
-    connection = await asyncpg.connect(base.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
+@pytest.fixture
+def storage_url(store_url: str) -> str:
+    return store_url
 
 
 @pytest.fixture

@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 import socket
 import urllib.request
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
@@ -33,19 +31,9 @@ def server() -> Iterator[DemoWebServer]:
         yield demo
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "crawl.db")
-        return
-    base: str = request.getfixturevalue("postgres_url")
-    schema = f"obs_{uuid.uuid4().hex[:12]}"
-    yield f"{base}{'&' if '?' in base else '?'}schema={schema}"
-    connection = await asyncpg.connect(base.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
+@pytest.fixture
+def url(store_url: str) -> str:
+    return store_url
 
 
 def settings_for(server: DemoWebServer, url: str, **storage: Any) -> CrawlSettings:
