@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from topicrawl.core.models import Page
 from topicrawl.storage import MIGRATIONS, SqlStorage
 from topicrawl.storage.migrations import migrate
+from topicrawl.storage.schema import PAGE_TOPIC_COLUMNS, PAGE_TOPIC_INDEXES
 from topicrawl.storage.search import InvalidCursor, PageQuery, PageSummary, search_pages
 from topicrawl.storage.target import WRITE_OPTION, create_engine, parse_target
 
@@ -169,10 +170,47 @@ async def test_chinese_words_are_found_inside_unspaced_text(url: str, reader: As
         assert [summary.url for summary in found] == [page(1).url], words
     found, _ = await search_pages(reader, PageQuery(text="上海"))
     assert [summary.url for summary in found] == [page(2).url]
+    # One character (a scan), and pieces that are not substrings (PostgreSQL searches a word of
+    # two or more as the phrase of its bigrams: both bigrams are there, not in that order).
+    found, _ = await search_pages(reader, PageQuery(text="雨"))
+    assert [summary.url for summary in found] == [page(2).url]
+    for absent in ("京北", "人共和", "首北京"):
+        found, _ = await search_pages(reader, PageQuery(text=absent))
+        assert found == [], absent
+    found, _ = await search_pages(reader, PageQuery(text="首都 people"))
+    assert found == []
+
+
+async def test_postgres_keeps_a_stored_vector_with_cjk_bigrams(
+    url: str, reader: AsyncEngine
+) -> None:
+    if not url.startswith("postgres"):
+        pytest.skip("the stored tsvector is PostgreSQL's")
+    await store(url, [page(1, title="Thread", text="并发的线程 and a Thread pool")])
+
+    async with reader.connect() as connection:
+        vector = (await connection.execute(text("SELECT search_vector::text FROM pages"))).scalar()
+        indexes = {
+            row[0]
+            for row in await connection.execute(
+                text(
+                    "SELECT indexname FROM pg_indexes "
+                    "WHERE tablename = 'pages' AND schemaname = current_schema()"
+                )
+            )
+        }
+    assert vector is not None
+    for token in ("'thread'", "'pool'", "'并发'", "'发的'", "'的线'", "'线程'"):
+        assert token in vector, token
+    assert "ix_pages_search_vector" in indexes
+    assert "ix_pages_fulltext" not in indexes  # the expression index it replaces
+    found, _ = await search_pages(reader, PageQuery(text="线程 thread"))
+    assert [summary.url for summary in found] == [page(1).url]
 
 
 async def test_filters_narrow_the_list_and_the_search(url: str, reader: AsyncEngine) -> None:
-    pages = [page(n, status=404 if n % 4 == 0 else 200) for n in range(20)]
+    topics = ("java thread", "python asyncio", None)
+    pages = [page(n, status=404 if n % 4 == 0 else 200, topic=topics[n % 5 % 3]) for n in range(20)]
     await store(url, pages[:10], run_id=1)
     await store(url, pages[10:], run_id=2)
 
@@ -199,6 +237,11 @@ async def test_filters_narrow_the_list_and_the_search(url: str, reader: AsyncEng
     assert await urls(text="particular", host="host2.test:8080", status=200) == expected(
         lambda n, p: n % 3 == 2 and p.status == 200
     )
+    assert await urls(topic="java thread") == expected(lambda n, p: p.topic == "java thread")
+    assert await urls(topic="python asyncio", text="particular", status=200) == expected(
+        lambda n, p: p.topic == "python asyncio" and p.status == 200
+    )
+    assert await urls(topic="java") == set()
 
 
 async def test_a_page_fetched_again_is_searched_by_its_new_text(
@@ -249,9 +292,14 @@ async def test_pages_stored_before_the_migration_get_a_host_and_are_searchable(
                 schema = url.rsplit("schema=", 1)[1]
                 await connection.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
             await migrate(connection, MIGRATIONS[:5])
-            await connection.execute(text("DROP INDEX ix_pages_host_fetched_at"))
-            await connection.execute(text("DROP INDEX ix_pages_fetched_at_id"))
-            await connection.execute(text("ALTER TABLE pages DROP COLUMN host"))
+            for index in (
+                *PAGE_TOPIC_INDEXES,
+                "ix_pages_host_fetched_at",
+                "ix_pages_fetched_at_id",
+            ):
+                await connection.execute(text(f"DROP INDEX {index}"))
+            for column in (*PAGE_TOPIC_COLUMNS, "host"):
+                await connection.execute(text(f"ALTER TABLE pages DROP COLUMN {column}"))
             for n in range(3):
                 await connection.execute(
                     text(
@@ -270,7 +318,7 @@ async def test_pages_stored_before_the_migration_get_a_host_and_are_searchable(
     finally:
         await writer.dispose()
 
-    await store(url, [page(9, text="a saxophone too")])  # opening migrates to version 6
+    await store(url, [page(9, text="a saxophone too")])  # opening migrates to the latest
 
     found, _ = await search_pages(reader, PageQuery(text="saxophone"))
     assert sorted(summary.url for summary in found) == sorted(

@@ -18,6 +18,7 @@ __all__ = [
     "HeldHost",
     "Lease",
     "Link",
+    "LinkScore",
     "Page",
     "PageEntities",
     "ParsedPage",
@@ -193,6 +194,9 @@ class Page:
     parse worker counted them (see :class:`~topicrawl.core.protocols.Strategy`); they are
     not stored. ``entities`` are the entities and relations recognised in the page when the
     crawl has a knowledge graph (see :mod:`topicrawl.kg`); they are stored in its tables.
+    ``topic`` (the crawl topic the page is most about) and ``link_scores`` (the priority the
+    strategy gave each of its links, queued or held back) are filled in by a scoring strategy
+    and stored for the dashboard.
     """
 
     url: str
@@ -220,6 +224,8 @@ class Page:
     noindex: bool = False
     terms: Mapping[str, int] | None = field(default=None, compare=False, hash=False, repr=False)
     entities: PageEntities | None = field(default=None, compare=False, hash=False, repr=False)
+    topic: str | None = None
+    link_scores: tuple[LinkScore, ...] = field(default=(), compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +243,15 @@ class FetchFailure:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkScore:
+    """The priority a strategy gave one link of a page, and its component scores."""
+
+    url: str
+    score: float
+    reasons: Mapping[str, float]
+
+
+@dataclass(frozen=True, slots=True)
 class StrategyResult:
     """A strategy's verdict on a page: its relevance (if the strategy scores pages), whether
     that makes the page relevant (over the strategy's threshold; counts toward the harvest
@@ -250,6 +265,11 @@ class StrategyResult:
     """(URL, score) of links queued earlier that the strategy now values differently, lower
     as well as higher (e.g. links of a block it has since recognised as the site's
     template); the frontier re-files those still queued."""
+    topic: str | None = None
+    """The name of the crawl topic the page is most about (a strategy with topics)."""
+    link_scores: tuple[LinkScore, ...] = ()
+    """Each link's priority and component scores as scored on this page, whether it was
+    queued or held back (for display; a strategy caps how many)."""
 
 
 @dataclass(frozen=True, slots=True)

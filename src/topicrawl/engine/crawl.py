@@ -594,7 +594,12 @@ class Crawler:
         result = await self._on_page(self._for_strategy(page))
         self.strategy_seconds += time.perf_counter() - started
         if result.relevance is not None:
-            page = dataclasses.replace(page, relevance=result.relevance)
+            page = dataclasses.replace(
+                page,
+                relevance=result.relevance,
+                topic=result.topic,
+                link_scores=result.link_scores,
+            )
         await self._storage.save_page(
             page, run_id=self._run_id, body=response.body, headers=response.headers
         )

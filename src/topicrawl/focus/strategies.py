@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.core.lazy import LazyModule
-from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyResult
+from topicrawl.core.models import FetchFailure, Link, LinkScore, Page, Request, StrategyResult
 from topicrawl.core.protocols import Strategy, TextAnalyzer
 from topicrawl.focus.compounds import CompoundWords
 from topicrawl.focus.evolve import update_topic
@@ -538,7 +538,15 @@ class FocusedStrategy(_Scoring):
             requests.extend(self._learn(page, vector, relevance, relevant=relevant))
         if self._lowered:
             rescored, self._lowered = (*rescored, *self._lowered), []
-        return StrategyResult(similarity, tuple(requests), relevant=relevant, rescored=rescored)
+        return StrategyResult(
+            similarity,
+            tuple(requests),
+            relevant=relevant,
+            rescored=rescored,
+            topic=self.topics[relevance.topic].profile.name if self.topics else None,
+            # All of them; storage keeps the best few hundred (storage.link_scores).
+            link_scores=tuple(LinkScore(r.url, r.score, r.reasons) for r in blended),
+        )
 
     def _hindsight(
         self, host: str, links: Sequence[Link], texts: Mapping[int, str]

@@ -47,6 +47,8 @@ from topicrawl.storage.rows import host_of
 from topicrawl.storage.schema import (
     FOCUS_TABLES,
     KG_TABLES,
+    PAGE_TOPIC_COLUMNS,
+    PAGE_TOPIC_INDEXES,
     TRACKING_TABLES,
     Id,
     failures,
@@ -56,7 +58,7 @@ from topicrawl.storage.schema import (
     runs,
     schema_version,
 )
-from topicrawl.storage.search_index import create_search_index
+from topicrawl.storage.search_index import add_search_vector, create_search_index
 
 __all__ = [
     "LATEST_VERSION",
@@ -208,7 +210,8 @@ def _dashboard(connection: Connection) -> None:
     _fill_hosts(connection)
     present = {index["name"] for index in inspect(connection).get_indexes("pages")}
     for index in pages.indexes:
-        if index.name not in present:
+        # Migration 8's indexes are on its columns, which a database at version 5 lacks.
+        if index.name not in present and index.name not in PAGE_TOPIC_INDEXES:
             index.create(connection)
     metadata.create_all(connection, tables=[run_samples], checkfirst=True)
     create_search_index(connection)
@@ -230,6 +233,27 @@ def _fill_hosts(connection: Connection) -> None:
         last_id = rows[-1].id
 
 
+def _dashboard_search(connection: Connection) -> None:
+    """Schema 8, for the dashboard: ``pages.topic`` and ``pages.link_scores``, the indexes of
+    the topic filter and of the filters a search checks, and on PostgreSQL the stored,
+    indexed tsvector column in place of the expression index (see storage.search_index)."""
+    preparer = connection.dialect.identifier_preparer
+    present = {column["name"] for column in inspect(connection).get_columns("pages")}
+    for name in PAGE_TOPIC_COLUMNS:
+        if name not in present:
+            connection.execute(
+                text(
+                    f"ALTER TABLE {preparer.format_table(pages)} "
+                    f"ADD COLUMN {preparer.format_column(pages.c[name])} TEXT"
+                )
+            )
+    indexes = {index["name"] for index in inspect(connection).get_indexes("pages")}
+    for index in pages.indexes:
+        if index.name in PAGE_TOPIC_INDEXES and index.name not in indexes:
+            index.create(connection)
+    add_search_vector(connection)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, pages, links and failures", _create_v1),
     Migration(2, "links packed into pages.links; links table dropped", _links_into_pages),
@@ -247,6 +271,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         7,
         "knowledge graph: entities, aliases, relations, entity and relation URLs",
         create_tables(*KG_TABLES),
+    ),
+    Migration(
+        8,
+        "dashboard search: pages.topic and link_scores, filter indexes, stored tsvector",
+        _dashboard_search,
     ),
 )
 

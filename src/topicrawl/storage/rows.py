@@ -16,6 +16,7 @@ from typing import Any
 
 from topicrawl.core.errors import StorageError
 from topicrawl.core.models import EMPTY_REASONS, ErrorKind, FetchFailure, Page
+from topicrawl.storage.link_scores import encode_link_scores
 from topicrawl.storage.outlinks import decode_links, encode_links
 from topicrawl.storage.schema import failures, pages
 from topicrawl.storage.storable import clean, clean_opt
@@ -146,6 +147,8 @@ def page_row(
         None if headers is None else _encode_json({str(k): str(v) for k, v in headers.items()}),
         encode_links(page.links),
         host_of(page.url),
+        clean_opt(page.topic),
+        encode_link_scores(page.link_scores),
     )
 
 
@@ -249,6 +252,7 @@ def page_from_row(row: Mapping[Any, Any], *, with_links: bool = False) -> Page:
         encoding=row["encoding"],
         redirects=tuple(json.loads(row["redirects"])) if row["redirects"] else (),
         noindex=bool(row["noindex"]),
+        topic=row.get("topic"),
     )
 
 

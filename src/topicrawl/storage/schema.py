@@ -33,6 +33,8 @@ from sqlalchemy import (
 __all__ = [
     "FOCUS_TABLES",
     "KG_TABLES",
+    "PAGE_TOPIC_COLUMNS",
+    "PAGE_TOPIC_INDEXES",
     "TRACKING_TABLES",
     "allocations",
     "failures",
@@ -120,10 +122,21 @@ pages = Table(
     Column("links", LargeBinary, nullable=True, comment="outgoing links, see storage.outlinks"),
     # The URL's host (and port when not the default), for the dashboard's filter; schema 6.
     Column("host", Text, nullable=True),
+    # Schema 8 (PAGE_TOPIC_COLUMNS): the crawl topic the page is most about (a scoring strategy
+    # with topics says), and the priorities its strategy gave its links, stored with the page.
+    Column("topic", Text, nullable=True),
+    Column("link_scores", Text, nullable=True, comment="JSON, see storage.link_scores"),
     # Newest first (the dashboard's pages list) and by host, both in keyset order.
     Index("ix_pages_fetched_at_id", "fetched_at", "id"),
     Index("ix_pages_host_fetched_at", "host", "fetched_at", "id"),
+    # Schema 8: by topic in keyset order, and the filters a search checks on each match.
+    Index("ix_pages_topic_fetched_at", "topic", "fetched_at", "id"),
+    Index("ix_pages_filters", "host", "status", "relevance", "run_id", "topic"),
 )
+
+# The columns and indexes of ``pages`` that migration 8 adds to an older database.
+PAGE_TOPIC_COLUMNS = ("topic", "link_scores")
+PAGE_TOPIC_INDEXES = ("ix_pages_topic_fetched_at", "ix_pages_filters")
 
 # One row per URL, like pages: a failure saved again (the URL's lease came back after a crash
 # and it failed again) replaces the stored one, keeping its place; a late write of an older

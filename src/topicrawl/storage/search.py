@@ -1,8 +1,8 @@
 """Full-text search and keyset pagination over stored pages (the dashboard's pages list).
 
 Without words, pages come newest first by ``(fetched_at, id)``; with words, best match first
-(SQLite: FTS5's bm25 over the trigram index; PostgreSQL: ``ts_rank`` over the ``simple``
-configuration), then by id. Each answer carries an opaque cursor naming the last row
+(SQLite: FTS5's bm25 over the word index; PostgreSQL: ``ts_rank`` of the stored vector, the
+``simple`` configuration), then by id. Each answer carries an opaque cursor naming the last row
 returned; the next page starts after it (keyset pagination: a deep page costs what the
 first one does, where ``OFFSET`` would read and drop every row before it).
 
@@ -15,7 +15,9 @@ CJK word (most Chinese words have two characters) or a word of punctuation only 
 by ``LIKE`` (its ``%``, ``_`` and escape characters escaped), and when every word is such a
 word the search scans the pages, newest (highest id) first: fast when the word is common,
 a full scan when it is rare. PostgreSQL: the words go through ``plainto_tsquery``, which
-takes any text; CJK words are matched by ``LIKE`` there.
+takes any text, against the stored ``search_vector`` column; a CJK word of two characters or
+more becomes the phrase of its bigrams (``phraseto_tsquery``), a one-character one is matched
+by ``LIKE``.
 
 Ranking every match of a common word costs a bm25 score per match (seconds for a word in
 most of a million pages), so a text search ranks the newest :data:`RANKED` matches that pass
@@ -55,7 +57,13 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.storage.schema import pages
-from topicrawl.storage.search_index import CJK_TABLE, FTS_TABLE, PG_DOCUMENT, has_cjk
+from topicrawl.storage.search_index import (
+    CJK_TABLE,
+    FTS_TABLE,
+    PG_VECTOR,
+    cjk_bigrams,
+    has_cjk,
+)
 
 __all__ = [
     "MAX_LIMIT",
@@ -92,6 +100,7 @@ class PageQuery:
     since: float | None = None
     until: float | None = None
     run_id: int | None = None
+    topic: str | None = None  # the crawl topic a scoring strategy found the page most about
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +116,7 @@ class PageSummary:
     score: float
     fetched_at: float
     snippet: str
+    topic: str | None = None
 
 
 def fts_words(words: str) -> list[str]:
@@ -189,6 +199,8 @@ def _filters(query: PageQuery) -> list[ColumnElement[bool]]:
         conditions.append(pages.c.fetched_at <= query.until)
     if query.run_id is not None:
         conditions.append(pages.c.run_id == query.run_id)
+    if query.topic is not None:
+        conditions.append(pages.c.topic == query.topic)
     return conditions
 
 
@@ -204,6 +216,7 @@ _SUMMARY_COLUMNS = (
     pages.c.score,
     pages.c.fetched_at,
     pages.c.text,
+    pages.c.topic,
 )
 
 
@@ -307,24 +320,32 @@ def _sqlite_text(query: PageQuery, words: list[str], after: str | None, limit: i
 def _postgres_text(
     query: PageQuery, words: list[str], after: str | None, limit: int
 ) -> Select[Any]:
-    """Best ts_rank first (negated, so that lower is better as on SQLite), then id. The
-    ``simple`` parser keeps a run of CJK characters as one token, so CJK words are scanned."""
+    """Best ts_rank first (negated, so that lower is better as on SQLite), then id, over the
+    stored ``search_vector`` (schema 8). Words of letters go through ``plainto_tsquery``; a CJK
+    word of two characters or more is the phrase of its bigrams (see
+    :mod:`topicrawl.storage.search_index`); the rest is scanned by ``LIKE``."""
     sorted_words = _Words.sort(words)
-    conditions = _filters(query) + _scan_conditions([*sorted_words.cjk, *sorted_words.scanned])
-    if not sorted_words.indexed:
+    phrases = [w for w in (*sorted_words.cjk, *sorted_words.scanned) if _all_cjk(w)]
+    scanned = [w for w in (*sorted_words.cjk, *sorted_words.scanned) if w not in phrases]
+    conditions = _filters(query) + _scan_conditions(scanned)
+    simple: ColumnElement[Any] = literal_column("'simple'::regconfig")
+    queries: list[ColumnElement[Any]] = []
+    if sorted_words.indexed:
+        queries.append(func.plainto_tsquery(simple, " ".join(sorted_words.indexed)))
+    queries.extend(func.phraseto_tsquery(simple, " ".join(cjk_bigrams(w))) for w in phrases)
+    if not queries:
         return _scan(conditions, after, limit)
-    tsquery = func.plainto_tsquery(
-        literal_column("'simple'::regconfig"), " ".join(sorted_words.indexed)
-    )
-    document: ColumnElement[Any] = literal_column(PG_DOCUMENT)
-    # As on SQLite, the newest RANKED matches that pass the filters are ranked: ts_rank
-    # rebuilds each match's tsvector from its text, seconds for a common word otherwise.
+    tsquery = queries[0]
+    for more in queries[1:]:
+        tsquery = tsquery.op("&&")(more)
+    vector: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
+    # As on SQLite, the newest RANKED matches that pass the filters are ranked.
     matched = (
         select(
             pages.c.id.label("id"),
-            cast(-func.ts_rank(document, tsquery), Double).label("sort_key"),
+            cast(-func.ts_rank(vector, tsquery), Double).label("sort_key"),
         )
-        .where(document.op("@@")(tsquery), *conditions)
+        .where(vector.op("@@")(tsquery), *conditions)
         .order_by(pages.c.id.desc())
         .limit(RANKED)
         .subquery("matched")
@@ -334,6 +355,11 @@ def _postgres_text(
         key, page_id = _decode_cursor(after, "t")
         statement = statement.where(tuple_(matched.c.sort_key, matched.c.id) > tuple_(key, page_id))
     return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
+
+
+def _all_cjk(word: str) -> bool:
+    """A word of two or more CJK characters only: searchable as the phrase of its bigrams."""
+    return len(word) >= 2 and all(has_cjk(ch) for ch in word)
 
 
 async def search_pages(
@@ -379,6 +405,7 @@ async def search_pages(
             score=float(row.score),
             fetched_at=float(row.fetched_at),
             snippet=snippet_of(row.text, words),
+            topic=row.topic,
         )
         for row in rows
     ]

@@ -79,7 +79,7 @@ async def live(request: Request, run: Annotated[int | None, Query(ge=1)] = None)
             for finding in diagnose(
                 samples,
                 now=now if running else None,
-                finished_at=None if running else found[0].get("finished_at"),
+                finished_at=found[0].get("finished_at") if found and not running else None,
             )
         ],
     }
