@@ -96,6 +96,7 @@ async def pages(  # noqa: PLR0917 - one parameter per filter of the search form
     since: float | None = None,
     until: float | None = None,
     run: Annotated[int | None, Query(ge=1)] = None,
+    topic: Annotated[str | None, Query(max_length=2000)] = None,
     after: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:
@@ -109,6 +110,7 @@ async def pages(  # noqa: PLR0917 - one parameter per filter of the search form
         since=since,
         until=until,
         run_id=run,
+        topic=topic or None,
     )
     try:
         found, following = await search_pages(

@@ -8,6 +8,7 @@ Each read is one short statement: on SQLite a reader never holds the writer back
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.core.errors import ConfigError, StorageError
+from topicrawl.core.models import LinkScore
+from topicrawl.focus.relevance import parse_topic
 from topicrawl.focus.state import LearnedState
+from topicrawl.storage.link_scores import decode_link_scores
 from topicrawl.storage.outlinks import decode_links
 from topicrawl.storage.rows import decode_body
 from topicrawl.storage.schema import failures, focus_states, pages, runs
@@ -61,14 +65,32 @@ async def list_runs(
             "name": r.name,
             "started_at": r.started_at,
             "finished_at": r.finished_at,
-            "config": _json(r.config),
+            "config": (config := _json(r.config)),
             "stats": _json(r.stats),
+            "topic_names": topic_names(config),
         }
         for r in rows
     ]
 
 
-_DETAIL_FIELDS = [c for c in pages.columns if c.name not in {"body", "links", "text", "headers"}]
+def topic_names(config: Any) -> list[str]:
+    """The names a run's pages are filed under (``pages.topic``), one per topic of its
+    settings, in order; empty for a run without topics or with settings this cannot read."""
+    topics = config.get("topics") if isinstance(config, dict) else None
+    if not isinstance(topics, list):
+        return []
+    names: list[str] = []
+    for topic in topics:
+        try:
+            names.append(parse_topic(str(topic)).name)
+        except ConfigError:
+            continue
+    return names
+
+
+_DETAIL_FIELDS = [
+    c for c in pages.columns if c.name not in {"body", "links", "text", "headers", "link_scores"}
+]
 
 
 async def page_detail(engine: AsyncEngine, page_id: int) -> dict[str, Any] | None:
@@ -80,6 +102,7 @@ async def page_detail(engine: AsyncEngine, page_id: int) -> dict[str, Any] | Non
                 select(
                     *_DETAIL_FIELDS,
                     pages.c.links,
+                    pages.c.link_scores,
                     pages.c.text,
                     (pages.c.body.is_not(None)).label("has_body"),
                 ).where(pages.c.id == page_id)
@@ -132,6 +155,7 @@ async def page_detail(engine: AsyncEngine, page_id: int) -> dict[str, Any] | Non
         ).all()
     fields = {c.name: getattr(row, c.name) for c in _DETAIL_FIELDS}
     fields["reasons"] = _json(row.reasons) or {}
+    scored = decode_link_scores(row.link_scores)
     fields["redirects"] = _json(row.redirects) or []
     return {
         "page": fields,
@@ -144,9 +168,11 @@ async def page_detail(engine: AsyncEngine, page_id: int) -> dict[str, Any] | Non
                 "block": link.block,
                 "nofollow": link.nofollow,
                 "fetched": _target(targets.get(link.url)),
+                "scored": _scored(scored.get(link.url)),
             }
             for link in shown
         ],
+        "outlinks_scored": len(scored),
         "outlinks_total": len(links),
         "duplicates": [
             {"id": int(d.id), "url": d.url, "duplicate_of": d.duplicate_of} for d in duplicates
@@ -164,6 +190,14 @@ async def page_detail(engine: AsyncEngine, page_id: int) -> dict[str, Any] | Non
             for f in failed
         ],
     }
+
+
+def _scored(found: LinkScore | None) -> dict[str, Any] | None:
+    """The priority this page's strategy gave the link and its components (fetched or not)."""
+    if found is None:
+        return None
+    score = found.score if math.isfinite(found.score) else None
+    return {"score": score, "reasons": dict(found.reasons)}
 
 
 def _target(row: Any) -> dict[str, Any] | None:

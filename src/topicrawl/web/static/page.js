@@ -25,13 +25,15 @@
     for (const [k, v] of shown) fields.append(TC.el("tr", {}, TC.el("th", { text: k }), TC.el("td", { text: v })));
     const reasons = TC.clear(document.querySelector("#page-reasons tbody"));
     for (const [k, v] of Object.entries(p.reasons)) reasons.append(TC.row([k, TC.num(v, 4)]));
-    document.getElementById("outlinks-count").textContent = `(${data.outlinks.length} shown of ${data.outlinks_total}; a link's priority is stored once it is fetched)`;
+    const scoredNote = data.outlinks_scored ? `; priorities as this page's strategy gave them, ${data.outlinks_scored} stored` : "; no priorities stored with this page (not a focused crawl, or before schema 8): those of fetched links as fetched";
+    document.getElementById("outlinks-count").textContent = `(${data.outlinks.length} shown of ${data.outlinks_total}${scoredNote})`;
     const links = TC.clear(document.querySelector("#page-outlinks tbody"));
     for (const link of data.outlinks) {
       const f = link.fetched;
+      const s = link.scored || (f ? { score: f.score, reasons: f.reasons, asFetched: true } : null);
       const target = f ? TC.el("a", { href: `/pages/${f.id}`, text: String(f.status) }) : "not fetched";
       links.append(TC.row([TC.outLink(link.url), link.anchor + (link.nofollow ? " (nofollow)" : ""), String(link.block), target,
-        f ? TC.num(f.relevance, 3) : "–", f ? TC.num(f.score, 3) : "–", f ? scores(f.reasons) : "–"]));
+        f ? TC.num(f.relevance, 3) : "–", s ? TC.num(s.score, 3) + (s.asFetched ? " (as fetched)" : "") : "–", s ? scores(s.reasons) : "–"]));
     }
     const dups = TC.clear(document.getElementById("page-duplicates"));
     if (!data.duplicates.length) dups.append(TC.el("li", { className: "muted", text: "none stored" }));

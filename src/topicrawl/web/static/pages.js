@@ -7,7 +7,7 @@
 
   function apiQuery() {
     const query = new URLSearchParams();
-    for (const key of ["q", "host", "status", "min_relevance", "max_relevance", "run", "after"]) {
+    for (const key of ["q", "host", "status", "min_relevance", "max_relevance", "run", "topic", "after"]) {
       const value = params.get(key);
       if (value) query.set(key, value);
     }
@@ -23,10 +23,14 @@
 
   function fillForm(runs) {
     const select = form.elements.namedItem("run");
+    const topics = form.elements.namedItem("topic");
+    const names = new Set();
     for (const run of runs) {
-      const topics = run.config && run.config.topics ? run.config.topics.join("; ") : "";
-      select.append(TC.el("option", { value: run.id, text: `run ${run.id} (${run.name})${topics ? ": " + topics : ""}` }));
+      const given = run.config && run.config.topics ? run.config.topics.join("; ") : "";
+      select.append(TC.el("option", { value: run.id, text: `run ${run.id} (${run.name})${given ? ": " + given : ""}` }));
+      for (const name of run.topic_names || []) names.add(name);
     }
+    for (const name of names) topics.append(TC.el("option", { value: name, text: name }));
     for (const [key, value] of params) {
       const field = form.elements.namedItem(key);
       if (field && key !== "after") field.value = value;
@@ -36,12 +40,12 @@
   function render(data) {
     const body = TC.clear(document.querySelector("#results tbody"));
     if (!data.pages.length) {
-      body.append(TC.el("tr", {}, TC.el("td", { colspan: 6, className: "muted", text: "no page matches" })));
+      body.append(TC.el("tr", {}, TC.el("td", { colspan: 7, className: "muted", text: "no page matches" })));
     }
     for (const p of data.pages) {
       const title = TC.el("div", {}, TC.el("a", { href: `/pages/${p.id}`, className: "title", text: p.title || p.url }),
         TC.el("div", { className: "snippet", text: p.snippet }), TC.el("div", { className: "url muted", text: p.url }));
-      body.append(TC.row([title, p.host, String(p.status), TC.num(p.relevance, 3), TC.num(p.score, 3), TC.time(p.fetched_at)]));
+      body.append(TC.row([title, p.host, String(p.status), TC.num(p.relevance, 3), p.topic || "–", TC.num(p.score, 3), TC.time(p.fetched_at)]));
     }
     const next = document.getElementById("next");
     if (data.next) {

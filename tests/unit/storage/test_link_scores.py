@@ -1,0 +1,57 @@
+"""The stored priorities of a page's links: compact, capped, and safe to read back."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from topicrawl.core.models import LinkScore
+from topicrawl.storage.link_scores import MAX_LINKS, decode_link_scores, encode_link_scores
+
+
+def test_scores_round_trip_with_the_components_each_link_has() -> None:
+    scores = [
+        LinkScore("http://a.test/1", 0.123456, {"anchor": 0.5, "block": 0.25}),
+        LinkScore("http://a.test/2", 0.9, {"anchor": 1.0, "template": 1.0}),
+    ]
+
+    decoded = decode_link_scores(encode_link_scores(scores))
+
+    assert decoded["http://a.test/1"] == LinkScore(
+        "http://a.test/1", 0.1235, {"anchor": 0.5, "block": 0.25}
+    )
+    assert decoded["http://a.test/2"].reasons == {"anchor": 1.0, "template": 1.0}
+
+
+def test_a_page_with_many_links_keeps_the_best_scored() -> None:
+    scores = [LinkScore(f"http://a.test/{n}", n / 1000, {"anchor": 0.0}) for n in range(1000)]
+
+    decoded = decode_link_scores(encode_link_scores(scores))
+
+    assert len(decoded) == MAX_LINKS
+    assert min(s.score for s in decoded.values()) == pytest.approx((1000 - MAX_LINKS) / 1000)
+
+
+def test_long_urls_and_non_finite_numbers_are_not_stored_as_such() -> None:
+    scores = [
+        LinkScore("http://a.test/" + "x" * 5000, 1.0, {}),
+        LinkScore("http://a.test/nan", math.nan, {"anchor": math.inf}),
+    ]
+
+    raw = encode_link_scores(scores)
+
+    assert raw is not None
+    json.loads(raw)  # strict JSON: no NaN or Infinity
+    assert "NaN" not in raw
+    decoded = decode_link_scores(raw)
+    assert list(decoded) == ["http://a.test/nan"]
+    assert math.isnan(decoded["http://a.test/nan"].score)
+    assert decoded["http://a.test/nan"].reasons == {}
+    assert encode_link_scores([]) is None
+
+
+@pytest.mark.parametrize("raw", [None, "", "not json", "[]", '{"names": 1}', '{"links": [[1]]}'])
+def test_what_this_module_did_not_write_reads_as_nothing(raw: str | None) -> None:
+    assert decode_link_scores(raw) == {}
