@@ -233,7 +233,14 @@ def test_nodes_show_the_registry(
     async def populate() -> None:
         async with NodeRegistry(REDIS_URL, namespace=registry_namespace, heartbeat_timeout=30) as r:
             await r.register(NodeInfo("worker-a", "box-1", 101, capacity={"cpus": 2}))
-            await r.heartbeat("worker-a", Heartbeat(pages=420, pages_per_second=12.5, errors=3))
+            beat = Heartbeat(
+                pages=420,
+                pages_per_second=12.5,
+                errors=3,
+                cpu_percent=87.25,
+                memory_bytes=150 * 1024 * 1024,
+            )
+            await r.heartbeat("worker-a", beat)
             await r.client.set(r.prefix + "coordinator", "worker-a/0123abcd")
         async with NodeRegistry(
             REDIS_URL, namespace=registry_namespace, heartbeat_timeout=0.05
@@ -255,6 +262,8 @@ def test_nodes_show_the_registry(
         expect(alive).to_contain_text("(coordinator)")
         expect(alive).to_contain_text("12.5")
         expect(alive).to_contain_text("420")
+        expect(alive).to_contain_text("87 %")
+        expect(alive).to_contain_text("150.0 MiB")
         dead = page.locator("#nodes tbody tr", has_text="worker-b")
         expect(dead).to_contain_text("dead")
         expect(dead).to_contain_text("work returned to the pool")

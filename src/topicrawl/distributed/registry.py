@@ -101,6 +101,8 @@ class Heartbeat:
     pages_per_second: float | None
     errors: int
     excluded: int = 0
+    cpu_percent: float | None = None  # the process's CPU since its last beat, one core = 100
+    memory_bytes: int | None = None  # its resident memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,8 @@ class NodeStatus:
     capacity: Mapping[str, Any]
     died_at: float | None = None
     excluded: int = 0
+    cpu_percent: float | None = None
+    memory_bytes: int | None = None
 
     @property
     def live(self) -> bool:
@@ -400,6 +404,8 @@ def _beat_fields(beat: Heartbeat) -> dict[str, str]:
         "rate": "" if beat.pages_per_second is None else repr(beat.pages_per_second),
         "errors": str(beat.errors),
         "excluded": str(beat.excluded),
+        "cpu": "" if beat.cpu_percent is None else repr(beat.cpu_percent),
+        "rss": "" if beat.memory_bytes is None else str(beat.memory_bytes),
     }
 
 
@@ -444,4 +450,6 @@ def _status(node: str, fields: Mapping[str, str], *, beating: bool) -> NodeStatu
         capacity=_json(fields.get("capacity")),
         died_at=_float(fields.get("died_at")),
         excluded=int(_float(fields.get("excluded")) or 0),
+        cpu_percent=_float(fields.get("cpu")),
+        memory_bytes=None if (rss := _float(fields.get("rss"))) is None else int(rss),
     )

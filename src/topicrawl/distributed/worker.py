@@ -25,7 +25,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -47,6 +47,7 @@ from topicrawl.distributed.registry import (
 )
 from topicrawl.distributed.runstats import RunTotals, node_numbers, write_run_stats
 from topicrawl.distributed.settings import DistributedSettings
+from topicrawl.distributed.usage import ProcessUsage
 from topicrawl.engine.build import open_crawl
 from topicrawl.engine.crawl import Crawler
 from topicrawl.storage import SqlStorage
@@ -445,6 +446,7 @@ class _Heartbeats:
     scope: SharedScope
     totals: RunTotals
     faults: int = 0
+    usage: ProcessUsage = field(default_factory=ProcessUsage)
 
     async def run(self, stop: asyncio.Event, *, interval: float) -> None:
         meter = ThroughputMeter(self.window)
@@ -467,11 +469,14 @@ class _Heartbeats:
 
     async def _beat(self, rate: float | None) -> None:
         numbers = node_numbers(self.crawler.stats, self.pages.count)
+        cpu, rss = self.usage.sample()
         beat = Heartbeat(
             pages=numbers["pages"],
             pages_per_second=rate,
             errors=numbers["errors"] + self.faults,
             excluded=numbers["robots_excluded"],
+            cpu_percent=cpu,
+            memory_bytes=rss,
         )
         # The crawl's totals first: what they gained counts even if this node is found dead.
         await self.totals.add(numbers)

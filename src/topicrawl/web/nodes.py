@@ -59,6 +59,8 @@ class NodesSource:
                     "pages": n.pages,
                     "pages_per_second": n.pages_per_second,
                     "errors": n.errors,
+                    "cpu_percent": n.cpu_percent,
+                    "memory_bytes": n.memory_bytes,
                     "hosts": hosts.get(n.node, 0),
                     "leases": leases.get(n.node, 0),
                     "died_at": n.died_at,

@@ -21,6 +21,7 @@ from topicrawl.distributed import (
     local_node_id,
 )
 from topicrawl.distributed.partition import NodeLoad, RendezvousPolicy
+from topicrawl.distributed.usage import ProcessUsage
 from topicrawl.distributed.worker import HostAssigner, merge_config
 
 
@@ -64,6 +65,22 @@ async def test_heartbeats_publish_numbers_and_keep_a_node_alive(registry: NodeRe
     assert (status.pages, status.pages_per_second, status.errors) == (7, 2.5, 1)
     # The heartbeat key was refreshed each time: over 0.45 s alive with a 0.3 s TTL.
     assert not await registry.mark_dead("n1")
+    # A worker's CPU and memory ride along, when it gives them.
+    assert (status.cpu_percent, status.memory_bytes) == (None, None)
+    beat = Heartbeat(pages=8, pages_per_second=2.0, errors=1, cpu_percent=55.5, memory_bytes=12345)
+    assert await registry.heartbeat("n1", beat)
+    [status] = await registry.live()
+    assert (status.cpu_percent, status.memory_bytes) == (55.5, 12345)
+
+
+def test_a_worker_measures_its_own_cpu_and_memory() -> None:
+    usage = ProcessUsage()
+    sum(n * n for n in range(200_000))  # some CPU to measure
+    cpu, rss = usage.sample()
+    assert cpu is not None
+    assert cpu >= 0.0
+    assert rss is not None
+    assert rss > 1_000_000  # a Python process holds megabytes
 
 
 async def test_a_silent_node_turns_late_then_is_declared_dead_once(

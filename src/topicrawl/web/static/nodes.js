@@ -13,6 +13,8 @@
     for (const n of data.nodes) {
       const name = TC.el("span", {}, n.node, n.coordinator ? TC.el("strong", { text: " (coordinator)" }) : null);
       const tr = TC.row([name, n.state, n.heartbeat_age === null ? "–" : `${TC.num(n.heartbeat_age, 1)} s`, TC.num(n.pages_per_second, 1),
+        n.cpu_percent === null || n.cpu_percent === undefined ? "–" : `${TC.num(n.cpu_percent, 0)} %`,
+        n.memory_bytes === null || n.memory_bytes === undefined ? "–" : TC.bytes(n.memory_bytes),
         TC.num(n.pages), TC.num(n.hosts), TC.num(n.leases), TC.num(n.errors), `${n.machine}/${n.pid}`,
         Object.entries(n.capacity).map(([k, v]) => `${k} ${v}`).join(", ") || "–", n.died_at ? `${TC.time(n.died_at)} (work returned to the pool)` : "–"]);
       tr.className = `state-${n.state}`;
