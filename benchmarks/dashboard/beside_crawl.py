@@ -17,11 +17,7 @@ each crawl.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import os
-import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -32,8 +28,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-SEED = "http://127.0.0.11:8080/index.html"
-DOCSWEB = Path(os.environ.get("DOCSWEB_SH", "/work/shared/bench/docsweb.sh"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from docs_crawl import SRC, CrawlRun, free_port, make_schema, run_crawl, start_docsweb
+
 EVERY_SECOND = ["/api/live"]
 SEARCH = "/api/pages?q=thread&limit=50"
 SCRAPE = "/metrics"
@@ -43,22 +41,10 @@ SCRAPE_EVERY = 15
 @dataclass
 class Outcome:
     with_dashboard: bool
-    pages: int
-    seconds: float
+    run: CrawlRun
     polls: int
     poll_ms_median: float | None
-    load: tuple[float, float]
     dashboard_cpu_s: float | None = None
-
-    @property
-    def rate(self) -> float:
-        return self.pages / self.seconds
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -67,28 +53,18 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _make_schema(db: Path) -> None:
-    """An empty crawl database (its tables, no run), as the crawl itself would make it."""
-    from topicrawl.storage import SqlStorage  # noqa: PLC0415
-
-    async def make() -> None:
-        async with SqlStorage(str(db)):
-            pass
-
-    asyncio.run(make())
-
-
 class Poller:
     """``topicrawl serve`` on the crawl's database, asked every second while the crawl runs."""
 
-    def __init__(self, db: Path, paths: list[str]) -> None:
+    def __init__(self, db: Path, paths: list[str], src: Path) -> None:
         self.db = db
         self.paths = paths
         self.times: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._server: subprocess.Popen[bytes] | None = None
-        self._port = _free_port()
+        self._port = free_port()
+        self._src = src
         self._base = f"http://127.0.0.1:{self._port}"
 
     def start(self) -> None:
@@ -106,6 +82,7 @@ class Poller:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(self._src)},
         )
         deadline = time.monotonic() + 60
         while True:
@@ -152,52 +129,23 @@ class Poller:
             self._stop.wait(max(0.0, 1.0 - (time.monotonic() - started)))
 
 
-def crawl(max_pages: int, *, with_dashboard: bool, paths: list[str]) -> Outcome:
+def crawl(max_pages: int, *, with_dashboard: bool, paths: list[str], src: Path) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="dash-bench-") as tmp:
         db = Path(tmp) / "crawl.db"
-        argv = [
-            sys.executable,
-            "-m",
-            "topicrawl.cli",
-            "crawl",
-            "--seed",
-            SEED,
-            "--strategy",
-            "bfs",
-            "--max-pages",
-            str(max_pages),
-            "--concurrency",
-            "64",
-            "--per-host",
-            "64",
-            "--delay",
-            "0",
-            "--db",
-            str(db),
-            "--quiet",
-        ]
-        _make_schema(db)
-        poller = Poller(db, paths) if with_dashboard else None
+        make_schema(db)
+        poller = Poller(db, paths, src) if with_dashboard else None
         if poller is not None:
             poller.start()
-        before = os.getloadavg()[0]
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, err = process.communicate(timeout=1800)
-        dashboard_cpu = poller.stop() if poller is not None else None
-        after = os.getloadavg()[0]
-        if process.returncode != 0:
-            sys.exit(f"crawl failed ({process.returncode}): {err.decode()[-2000:]}")
-        with sqlite3.connect(db) as connection:
-            (stats,) = connection.execute("SELECT stats FROM runs ORDER BY id DESC").fetchone()
-        reported = json.loads(stats)
+        try:
+            run = run_crawl(db, max_pages, src=src)
+        finally:
+            dashboard_cpu = poller.stop() if poller is not None else None
         times = poller.times if poller else []
         return Outcome(
             with_dashboard,
-            int(reported["pages"]),
-            float(reported["seconds"]),
+            run,
             len(times),
             statistics.median(times) * 1000 if times else None,
-            (before, after),
             dashboard_cpu,
         )
 
@@ -207,31 +155,35 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--max-pages", type=int, default=3000)
     parser.add_argument("--search", action="store_true", help="also search every second")
+    parser.add_argument("--src", type=Path, default=SRC, help="the code crawled and served")
     args = parser.parse_args()
     paths = EVERY_SECOND + ([SEARCH] if args.search else [])
     print(f"polled every second: {', '.join(paths)}; {SCRAPE} every {SCRAPE_EVERY} s")
-    subprocess.run(["bash", str(DOCSWEB), "start"], check=True, stdout=subprocess.DEVNULL)
+    start_docsweb()
     outcomes: list[Outcome] = []
     for index in range(args.rounds):
         order = (False, True) if index % 2 == 0 else (True, False)
         for with_dashboard in order:
-            outcome = crawl(args.max_pages, with_dashboard=with_dashboard, paths=paths)
+            outcome = crawl(
+                args.max_pages, with_dashboard=with_dashboard, paths=paths, src=args.src
+            )
             outcomes.append(outcome)
             poll = (
                 f", {outcome.polls} polls, median {outcome.poll_ms_median:.0f} ms, dashboard"
                 f" CPU {outcome.dashboard_cpu_s:.2f} s"
-                f" ({outcome.dashboard_cpu_s / outcome.seconds:.1%} of a core)"
+                f" ({outcome.dashboard_cpu_s / outcome.run.seconds:.1%} of a core)"
                 if outcome.poll_ms_median is not None and outcome.dashboard_cpu_s is not None
                 else ""
             )
             print(
                 f"round {index + 1} {'dashboard' if with_dashboard else 'alone    '}: "
-                f"{outcome.pages} pages in {outcome.seconds:.1f} s = {outcome.rate:.1f} pages/s"
-                f"{poll} (load {outcome.load[0]:.1f} -> {outcome.load[1]:.1f})",
+                f"{outcome.run.pages} pages in {outcome.run.seconds:.1f} s = "
+                f"{outcome.run.rate:.1f} pages/s{poll} "
+                f"(load {outcome.run.load[0]:.1f} -> {outcome.run.load[1]:.1f})",
                 flush=True,
             )
-    alone = statistics.median(o.rate for o in outcomes if not o.with_dashboard)
-    beside = statistics.median(o.rate for o in outcomes if o.with_dashboard)
+    alone = statistics.median(o.run.rate for o in outcomes if not o.with_dashboard)
+    beside = statistics.median(o.run.rate for o in outcomes if o.with_dashboard)
     print(
         f"median pages/s: alone {alone:.1f}, with the dashboard polled {beside:.1f} "
         f"= {beside / alone:.1%} of alone"

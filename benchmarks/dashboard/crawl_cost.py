@@ -17,41 +17,25 @@ recorded seconds, so start-up is left out) with the median of the repeats:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
-import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-SEED = "http://127.0.0.11:8080/index.html"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from docs_crawl import free_port, make_schema, run_crawl
+
 VARIANTS = ("main", "default", "no-fts", "no-samples", "metrics")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _prepare_without_fts(db: Path) -> None:
     """Create the database (migrations applied) and drop its full-text index."""
-    sys.path.insert(0, str(SRC))
-    from topicrawl.storage import SqlStorage  # noqa: PLC0415
-
-    async def run() -> None:
-        async with SqlStorage(str(db)):
-            pass
-
-    asyncio.run(run())
+    make_schema(db)
     connection = sqlite3.connect(db)
     try:
         for trigger in ("insert", "delete", "update"):
@@ -75,62 +59,37 @@ def _scrape_every_second(port: int, stop: threading.Event, scrapes: list[int]) -
 def crawl(variant: str, *, max_pages: int, main_src: Path) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="obs-crawl-") as tmp:
         db = Path(tmp) / "crawl.db"
-        env = dict(os.environ)
-        env["PYTHONPATH"] = str(main_src if variant == "main" else SRC)
-        if variant == "no-samples":
-            env["TOPICRAWL_STORAGE__SAMPLES_INTERVAL"] = "0"
+        env = {"TOPICRAWL_STORAGE__SAMPLES_INTERVAL": "0"} if variant == "no-samples" else {}
         if variant == "no-fts":
             _prepare_without_fts(db)
-        argv = [
-            sys.executable,
-            "-m",
-            "topicrawl.cli",
-            "crawl",
-            "--seed",
-            SEED,
-            "--strategy",
-            "bfs",
-            "--max-pages",
-            str(max_pages),
-            "--concurrency",
-            "64",
-            "--per-host",
-            "64",
-            "--delay",
-            "0",
-            "--db",
-            str(db),
-            "--quiet",
-        ]
+        extra: list[str] = []
         stop = threading.Event()
         scrapes = [0]
         scraper = None
         if variant == "metrics":
-            port = _free_port()
-            argv += ["--metrics-port", str(port)]
+            port = free_port()
+            extra = ["--metrics-port", str(port)]
             scraper = threading.Thread(target=_scrape_every_second, args=(port, stop, scrapes))
             scraper.start()
-        load = os.getloadavg()[0]
-        started = time.perf_counter()
-        subprocess.run(argv, env=env, check=False, capture_output=True)
-        wall = time.perf_counter() - started
-        stop.set()
-        if scraper is not None:
-            scraper.join()
-        connection = sqlite3.connect(db)
         try:
-            stats = json.loads(connection.execute("SELECT stats FROM runs").fetchone()[0])
-            samples = 0
-            if variant != "main":
-                samples = connection.execute("SELECT count(*) FROM run_samples").fetchone()[0]
+            if variant == "main":
+                run = run_crawl(db, max_pages, src=main_src, env=env, extra=extra)
+            else:
+                run = run_crawl(db, max_pages, env=env, extra=extra)
         finally:
-            connection.close()
+            stop.set()
+            if scraper is not None:
+                scraper.join()
+        samples = 0
+        if variant != "main":
+            with sqlite3.connect(db) as connection:
+                samples = connection.execute("SELECT count(*) FROM run_samples").fetchone()[0]
         return {
-            "pages": stats["pages"],
-            "seconds": stats["seconds"],
-            "pages_per_s": stats["pages"] / stats["seconds"],
-            "wall": wall,
-            "load": load,
+            "pages": run.pages,
+            "seconds": run.seconds,
+            "pages_per_s": run.rate,
+            "wall": run.wall,
+            "load": run.load[0],
             "samples": samples,
             "scrapes": scrapes[0],
         }
