@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.core.models import Page
@@ -297,7 +297,7 @@ async def test_pages_stored_before_the_migration_get_a_host_and_are_searchable(
                 "ix_pages_host_fetched_at",
                 "ix_pages_fetched_at_id",
             ):
-                await connection.execute(text(f"DROP INDEX {index}"))
+                await connection.execute(text(f"DROP INDEX IF EXISTS {index}"))
             for column in (*PAGE_TOPIC_COLUMNS, "host"):
                 await connection.execute(text(f"ALTER TABLE pages DROP COLUMN {column}"))
             for n in range(3):
@@ -328,6 +328,13 @@ async def test_pages_stored_before_the_migration_get_a_host_and_are_searchable(
     assert [(summary.url, summary.host) for summary in listed] == [
         ("https://old2.example/a", "old2.example")
     ]
+    # Migration 8 gave the old database its indexes: the filters' one on SQLite only.
+    async with reader.connect() as connection:
+        indexes = await connection.run_sync(
+            lambda sync: {index["name"] for index in inspect(sync).get_indexes("pages")}
+        )
+    assert "ix_pages_topic_fetched_at" in indexes
+    assert ("ix_pages_filters" in indexes) == url.startswith("/")
 
 
 async def test_the_indexes_follow_text_that_changes_script_and_deleted_pages(

@@ -124,7 +124,10 @@ _PG_VECTOR_STATEMENTS = (
     "generate_series(1, char_length(found.run[1]) - 1) AS at $$",
     f"ALTER TABLE pages ADD COLUMN IF NOT EXISTS {PG_VECTOR} tsvector GENERATED ALWAYS AS ("
     f"{PG_DOCUMENT} || to_tsvector('simple'::regconfig, "
-    f"coalesce({PG_BIGRAMS}(title || ' ' || text), ''))) STORED",
+    f"coalesce({PG_BIGRAMS}(title || ' ' || text), ''))) STORED, "
+    # Kept in the row (compressed) while the text goes out of line first: a search tests
+    # the vector of each row it walks, and a TOAST fetch per row cost twice the time.
+    f"ALTER COLUMN {PG_VECTOR} SET STORAGE MAIN",
     f"CREATE INDEX IF NOT EXISTS ix_pages_search_vector ON pages USING GIN ({PG_VECTOR})",
     "DROP INDEX IF EXISTS ix_pages_fulltext",
 )
