@@ -1,0 +1,47 @@
+"""What the focused strategy tells the dashboard: a page's topic and every link's priority."""
+
+from __future__ import annotations
+
+from topicrawl.core.models import Link, Page
+from topicrawl.focus import FocusedStrategy, make_strategy
+
+
+def _page(url: str, text: str, links: tuple[Link, ...]) -> Page:
+    return Page(
+        url=url,
+        final_url=url,
+        status=200,
+        depth=0,
+        fetched_at=0.0,
+        content_type="text/html",
+        text=text,
+        links=links,
+    )
+
+
+def test_a_page_is_filed_under_its_best_topic_with_each_links_priority() -> None:
+    strategy = make_strategy("focused", topics=["web crawler, spider", "cooking recipe, soup"])
+    assert isinstance(strategy, FocusedStrategy)
+    links = tuple(
+        Link(url=f"http://a.test/{n}", anchor=anchor, block=n % 2)
+        for n, anchor in enumerate(["tomato soup recipe", "web crawler", "contact", "about us"])
+    )
+
+    result = strategy.on_page(
+        _page("http://a.test/", "a cooking recipe for soup: cooking soup, recipe by recipe", links)
+    )
+    other = strategy.on_page(
+        _page("http://b.test/", "a web crawler is a spider; the crawler fetches pages", ())
+    )
+
+    assert result.topic == "cooking recipe, soup"
+    assert other.topic == "web crawler, spider"
+    # Every link the strategy scored, queued or held back, with its components.
+    scored = {s.url: s for s in result.link_scores}
+    assert set(scored) == {link.url for link in links}
+    queued = {request.url: request for request in result.requests}
+    for url, score in scored.items():
+        assert {"anchor", "block", "inherited", "page"} <= set(score.reasons)
+        if url in queued:
+            assert score.score == queued[url].score
+    assert scored["http://a.test/0"].reasons["anchor"] > scored["http://a.test/2"].reasons["anchor"]
