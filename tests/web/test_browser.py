@@ -128,6 +128,15 @@ def test_search_finds_what_it_should(browser: Browser, dashboard: LiveDashboard)
     page.click("button[type=submit]")
     expect(page.locator("#results tbody")).to_contain_text("no page matches")
 
+    # By the topic the focused strategy filed each page under (the run's one topic here).
+    page.goto(dashboard.base + "/pages")
+    page.select_option("select[name=topic]", "astronomy telescope galaxy planet")
+    page.click("button[type=submit]")
+    expect(page).to_have_url(re.compile(r"topic=astronomy"))
+    expect(page.locator("#results tbody tr").first).to_contain_text(
+        "astronomy telescope galaxy planet"
+    )
+
     # The keyset "next" link moves on to older pages, none repeated.
     page.goto(dashboard.base + "/pages")
     first = page.locator("#results a.title").evaluate_all("links => links.map(a => a.href)")
