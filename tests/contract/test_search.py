@@ -126,6 +126,9 @@ async def test_all_words_must_match(url: str, reader: AsyncEngine) -> None:
         "apples*",
         "title:secret",
         "'); DROP TABLE pages; --",
+        "\\'); DROP TABLE pages; --",  # PostgreSQL gets the words inlined as a literal
+        "$1 :name %(x)s ?",
+        "线程'); DROP TABLE pages; --",
         '"',
         "^apples",
         "apples -secret",
