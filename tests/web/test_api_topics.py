@@ -1,4 +1,5 @@
-"""The API's topic filter, the priorities of links not fetched, and a database without a run."""
+"""The API's topic filter, the priorities of links not fetched, and databases without a run
+or at an older schema."""
 
 from __future__ import annotations
 
@@ -6,9 +7,14 @@ import asyncio
 import urllib.parse
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from tests.web.support import LiveDashboard, live_dashboard
 from tests.web.test_api_security import get
-from topicrawl.storage import SqlStorage
+from topicrawl.cli.app import app as cli_app
+from topicrawl.storage import MIGRATIONS, SqlStorage
+from topicrawl.storage.migrations import migrate
+from topicrawl.storage.target import WRITE_OPTION, create_engine, parse_target
 
 TOPIC = "astronomy telescope galaxy planet"  # the demo crawl's one topic (tests/web/support.py)
 
@@ -60,3 +66,21 @@ def test_live_answers_on_a_database_with_no_run_yet(tmp_path: Path) -> None:
         assert answer.status == 200, answer.body[:300]
         assert answer.json()["run"] is None
         assert answer.json()["totals"]["pages"] == 0
+
+
+def test_serve_asks_for_an_older_database_to_be_migrated_first(tmp_path: Path) -> None:
+    db = tmp_path / "v7.db"
+
+    async def make() -> None:
+        engine = create_engine(parse_target(str(db)), busy_timeout=5.0, connect_timeout=5.0)
+        try:
+            async with engine.execution_options(**{WRITE_OPTION: True}).begin() as connection:
+                await migrate(connection, MIGRATIONS[:7])
+        finally:
+            await engine.dispose()
+
+    asyncio.run(make())
+    result = CliRunner().invoke(cli_app, ["serve", "--db", str(db)])
+    assert result.exit_code == 4
+    assert "schema version 7" in result.output
+    assert "to migrate it" in result.output

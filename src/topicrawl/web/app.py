@@ -33,6 +33,8 @@ from topicrawl.web.views import VENDOR_FILES, VendorFiles, views_router
 __all__ = ["DashboardConfig", "create_app", "open_reader"]
 
 STATIC = Path(__file__).parent / "static"
+DASHBOARD_SCHEMA = 8
+"""The oldest schema the dashboard reads: it queries the columns of migration 8."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +67,22 @@ async def open_reader(db_url: str) -> tuple[AsyncEngine, str]:
         raise StorageError(f"database {target.path} does not exist (crawl into it first)")
     engine = create_engine(target, busy_timeout=5.0, connect_timeout=10.0, read_only=True)
     try:
-        await check_readable(engine, display=target.display)
+        _check_version(await check_readable(engine, display=target.display), target.display)
     except BaseException:
         await engine.dispose()
         raise
     return engine, target.display
+
+
+def _check_version(version: int, display: str) -> None:
+    from topicrawl.core.errors import StorageError  # noqa: PLC0415
+
+    if version < DASHBOARD_SCHEMA:
+        raise StorageError(
+            f"{display} has schema version {version}; the dashboard reads {DASHBOARD_SCHEMA} "
+            "or later (pages' topics, link priorities, search columns): open it once with "
+            "write access (e.g. resume its crawl) to migrate it"
+        )
 
 
 def create_app(config: DashboardConfig, *, vendor: VendorFiles = VENDOR_FILES) -> ASGIApp:
