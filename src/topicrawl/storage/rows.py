@@ -148,7 +148,7 @@ def page_row(
         encode_links(page.links),
         host_of(page.url),
         clean_opt(page.topic),
-        encode_link_scores(page.link_scores),
+        encode_link_scores(page.link_scores, page.links),
     )
 
 

@@ -155,7 +155,7 @@ async def page_detail(engine: AsyncEngine, page_id: int) -> dict[str, Any] | Non
         ).all()
     fields = {c.name: getattr(row, c.name) for c in _DETAIL_FIELDS}
     fields["reasons"] = _json(row.reasons) or {}
-    scored = decode_link_scores(row.link_scores)
+    scored = decode_link_scores(row.link_scores, links)
     fields["redirects"] = _json(row.redirects) or []
     return {
         "page": fields,

@@ -7,31 +7,48 @@ import math
 
 import pytest
 
-from topicrawl.core.models import LinkScore
+from topicrawl.core.models import Link, LinkScore
 from topicrawl.storage.link_scores import MAX_LINKS, decode_link_scores, encode_link_scores
 
 
+def _links(*urls: str) -> tuple[Link, ...]:
+    return tuple(Link(url=url, anchor="", block=0) for url in urls)
+
+
 def test_scores_round_trip_with_the_components_each_link_has() -> None:
+    links = _links("http://a.test/2", "http://a.test/1")
     scores = [
         LinkScore("http://a.test/1", 0.123456, {"anchor": 0.5, "block": 0.25}),
         LinkScore("http://a.test/2", 0.9, {"anchor": 1.0, "template": 1.0}),
+        LinkScore("http://elsewhere.test/", 0.5, {}),  # not among the links: kept by URL
     ]
 
-    decoded = decode_link_scores(encode_link_scores(scores))
+    raw = encode_link_scores(scores, links)
+    decoded = decode_link_scores(raw, links)
 
     assert decoded["http://a.test/1"] == LinkScore(
         "http://a.test/1", 0.1235, {"anchor": 0.5, "block": 0.25}
     )
     assert decoded["http://a.test/2"].reasons == {"anchor": 1.0, "template": 1.0}
+    assert decoded["http://elsewhere.test/"].score == 0.5
+    # The page's own links are stored by position, not by URL.
+    assert raw is not None
+    assert "a.test" not in raw
+    # Positions past the links read back (a damaged row) are skipped, not a crash.
+    assert set(decode_link_scores(raw, links[:1])) == {"http://a.test/2", "http://elsewhere.test/"}
 
 
 def test_a_page_with_many_links_keeps_the_best_scored() -> None:
     scores = [LinkScore(f"http://a.test/{n}", n / 1000, {"anchor": 0.0}) for n in range(1000)]
+    links = _links(*(s.url for s in scores))
 
-    decoded = decode_link_scores(encode_link_scores(scores))
+    raw = encode_link_scores(scores, links)
+    decoded = decode_link_scores(raw, links)
 
     assert len(decoded) == MAX_LINKS
     assert min(s.score for s in decoded.values()) == pytest.approx((1000 - MAX_LINKS) / 1000)
+    assert raw is not None
+    assert len(raw) < 40 * MAX_LINKS  # bytes: the row stays small
 
 
 def test_long_urls_and_non_finite_numbers_are_not_stored_as_such() -> None:
@@ -40,18 +57,21 @@ def test_long_urls_and_non_finite_numbers_are_not_stored_as_such() -> None:
         LinkScore("http://a.test/nan", math.nan, {"anchor": math.inf}),
     ]
 
-    raw = encode_link_scores(scores)
+    raw = encode_link_scores(scores, ())
 
     assert raw is not None
     json.loads(raw)  # strict JSON: no NaN or Infinity
     assert "NaN" not in raw
-    decoded = decode_link_scores(raw)
+    decoded = decode_link_scores(raw, ())
     assert list(decoded) == ["http://a.test/nan"]
     assert math.isnan(decoded["http://a.test/nan"].score)
     assert decoded["http://a.test/nan"].reasons == {}
-    assert encode_link_scores([]) is None
+    assert encode_link_scores([], ()) is None
 
 
-@pytest.mark.parametrize("raw", [None, "", "not json", "[]", '{"names": 1}', '{"links": [[1]]}'])
+@pytest.mark.parametrize(
+    "raw",
+    [None, "", "not json", "[]", '{"names": 1}', '{"links": [[0]]}', '{"names": [], "links": 5}'],
+)
 def test_what_this_module_did_not_write_reads_as_nothing(raw: str | None) -> None:
-    assert decode_link_scores(raw) == {}
+    assert decode_link_scores(raw, _links("http://a.test/")) == {}
