@@ -66,8 +66,11 @@ _MAX_SAMPLES = 1800
 # Seconds a caller saving in a tight loop runs before giving other tasks a turn.
 _YIELD_EVERY = 0.001
 
-# A page's columns but the kept raw response and the packed links, which are read on request.
-_PAGE_FIELDS = [c for c in pages.columns if c.name not in {"body", "headers", "links"}]
+# A page's columns but the kept raw response, the packed links and the links' priorities
+# (read on request).
+_PAGE_FIELDS = [
+    c for c in pages.columns if c.name not in {"body", "headers", "links", "link_scores"}
+]
 
 
 @dataclass(frozen=True, slots=True)
