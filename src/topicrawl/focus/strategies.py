@@ -96,6 +96,11 @@ def _scorer(topics: Sequence[TopicProfile], options: StrategyOptions) -> TopicSc
     )
 
 
+def _topic_of(scorer: TopicScorer, relevance: Relevance) -> str:
+    """The name of the topic a page is most about (stored as ``pages.topic``)."""
+    return scorer.topics[relevance.topic].profile.name
+
+
 def _score(scorer: TopicScorer, page: Page) -> tuple[Relevance, SparseVector]:
     # A duplicate's text is already counted in the collection statistics.
     vector = scorer.page_vector(page, learn=page.duplicate_of is None)
@@ -183,8 +188,14 @@ class BfsStrategy(_Base):
         )
         if self.scorer is None:
             return StrategyResult(relevance=None, requests=requests)
-        score = _score(self.scorer, page)[0].score
-        return StrategyResult(score, requests, relevant=score >= self.options.threshold)
+        relevance = _score(self.scorer, page)[0]
+        score = relevance.score
+        return StrategyResult(
+            score,
+            requests,
+            relevant=score >= self.options.threshold,
+            topic=_topic_of(self.scorer, relevance),
+        )
 
 
 class _Scoring(_Base):
@@ -206,12 +217,18 @@ class BestFirstStrategy(_Scoring):
     name = "best-first"
 
     def on_page(self, page: Page) -> StrategyResult:
-        score = _score(self.scorer, page)[0].score
+        relevance = _score(self.scorer, page)[0]
+        score = relevance.score
         requests = tuple(
             self._request(page, link, score=score, inherited=score, reasons={"page": score})
             for link in self._links(page)
         )
-        return StrategyResult(score, requests, relevant=score >= self.options.threshold)
+        return StrategyResult(
+            score,
+            requests,
+            relevant=score >= self.options.threshold,
+            topic=_topic_of(self.scorer, relevance),
+        )
 
 
 class SharkStrategy(_Scoring):
@@ -228,7 +245,8 @@ class SharkStrategy(_Scoring):
         self.shark = options
 
     def on_page(self, page: Page) -> StrategyResult:
-        similarity = _score(self.scorer, page)[0].score
+        relevance = _score(self.scorer, page)[0]
+        similarity = relevance.score
         o = self.shark
         inherited = inherited_score(
             parent_similarity=similarity,
@@ -261,7 +279,12 @@ class SharkStrategy(_Scoring):
             requests.append(
                 self._request(page, link, score=score, inherited=inherited, reasons=reasons)
             )
-        return StrategyResult(similarity, tuple(requests), relevant=similarity >= o.threshold)
+        return StrategyResult(
+            similarity,
+            tuple(requests),
+            relevant=similarity >= o.threshold,
+            topic=_topic_of(self.scorer, relevance),
+        )
 
 
 _MAX_TEMPLATE_TARGETS = 200_000  # URLs remembered as linked from a template block
@@ -543,7 +566,7 @@ class FocusedStrategy(_Scoring):
             tuple(requests),
             relevant=relevant,
             rescored=rescored,
-            topic=self.topics[relevance.topic].profile.name if self.topics else None,
+            topic=_topic_of(scorer, relevance),
             # All of them; storage keeps the best few hundred (storage.link_scores).
             link_scores=tuple(LinkScore(r.url, r.score, r.reasons) for r in blended),
         )

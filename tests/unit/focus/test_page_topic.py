@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from topicrawl.core.models import Link, Page
 from topicrawl.focus import FocusedStrategy, make_strategy
 
@@ -45,3 +47,17 @@ def test_a_page_is_filed_under_its_best_topic_with_each_links_priority() -> None
         if url in queued:
             assert score.score == queued[url].score
     assert scored["http://a.test/0"].reasons["anchor"] > scored["http://a.test/2"].reasons["anchor"]
+
+
+@pytest.mark.parametrize("name", ["bfs", "best-first", "shark"])
+def test_other_strategies_with_topics_file_the_page_too(name: str) -> None:
+    strategy = make_strategy(name, topics=["web crawler, spider", "cooking recipe, soup"])
+
+    result = strategy.on_page(_page("http://a.test/", "cooking soup: a recipe for soup", ()))
+
+    assert result.topic == "cooking recipe, soup"
+
+
+def test_bfs_without_topics_files_nothing() -> None:
+    result = make_strategy("bfs", topics=[]).on_page(_page("http://a.test/", "words", ()))
+    assert result.topic is None
