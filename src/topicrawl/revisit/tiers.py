@@ -128,6 +128,8 @@ def tier_of_period(period: float, policy: TierPolicy) -> int:
     """
     if not period > 0:
         return 1
+    if math.isinf(period):
+        return 3
     logs = [abs(math.log(period / p)) for p in policy.periods]
     return 1 + logs.index(min(logs))
 
