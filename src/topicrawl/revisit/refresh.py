@@ -26,7 +26,7 @@ __all__ = [
 
 Floats = npt.NDArray[np.float64]
 
-_BISECT = 80
+_BISECT = 32
 
 
 def expected_freshness(rates: Floats, frequencies: Floats) -> Floats:
@@ -56,20 +56,18 @@ def proportional_rates(rates: Floats, budget: float) -> Floats:
     return budget * rates / total
 
 
+_GRID = np.geomspace(1e-7, 60.0, 4096)
+_G_GRID = -np.expm1(-_GRID) - _GRID * np.exp(-_GRID)
+
+
 def _g_inverse(y: Floats) -> Floats:
-    """``x`` with ``1 - (1 + x) e^-x = y`` for ``y`` in (0, 1) (vectorised bisection)."""
-    low = np.zeros_like(y)
-    high = np.full_like(y, 1.0)
-    grow = 1 - (1 + high) * np.exp(-high) < y
-    while grow.any():
-        high[grow] *= 2.0
-        grow = 1 - (1 + high) * np.exp(-high) < y
-    for _ in range(_BISECT):
-        mid = 0.5 * (low + high)
-        below = 1 - (1 + mid) * np.exp(-mid) < y
-        low = np.where(below, mid, low)
-        high = np.where(below, high, mid)
-    return 0.5 * (low + high)
+    """``x`` with ``1 - (1 + x) e^-x = y`` for ``y`` in [0, 1): a table, then Newton steps."""
+    x = np.interp(y, _G_GRID, _GRID)
+    for _ in range(3):
+        slope = x * np.exp(-x)
+        x = x - (-np.expm1(-x) - x * np.exp(-x) - y) / np.maximum(slope, 1e-300)
+        x = np.clip(x, 1e-12, 700.0)
+    return x
 
 
 def _spend(rates: Floats, weights: Floats, mu: float) -> Floats:
