@@ -205,8 +205,9 @@ def tier_rates(web: SimWeb, budget: float, policy: TierPolicy) -> Floats:
     scaled so the visits spend the budget."""
     tiers = assign_tiers(dict(enumerate(web.popularity.tolist())), policy)
     periods = np.array([policy.periods[tiers[i] - 1] for i in range(web.size)])
-    per_period = 1.0 / periods
-    return per_period * (budget / per_period.sum())
+    per_period: Floats = 1.0 / periods
+    scaled: Floats = per_period * (budget / float(per_period.sum()))
+    return scaled
 
 
 def standard_policies(web: SimWeb, budget: float) -> list[Policy]:
