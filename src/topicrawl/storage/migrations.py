@@ -47,6 +47,7 @@ from topicrawl.storage.rows import host_of
 from topicrawl.storage.schema import (
     FOCUS_TABLES,
     KG_TABLES,
+    REVISIT_TABLES,
     TRACKING_TABLES,
     Id,
     failures,
@@ -248,6 +249,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "knowledge graph: entities, aliases, relations, entity and relation URLs",
         create_tables(*KG_TABLES),
     ),
+    Migration(8, "revisits: page_history (every fetch of a page)", create_tables(*REVISIT_TABLES)),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
