@@ -365,7 +365,13 @@ class RevisitSettings(_Section):
             " tier-2 period on average."
         ),
     )
-    round_to_tiers: bool = Field(True, description="Round each interval to a tier's period.")
+    round_to_tiers: bool = Field(
+        False,
+        description=(
+            "Schedule at the tiers' periods instead of each page's optimal interval (the"
+            " tiers are shown to the user either way; rounding costs freshness)."
+        ),
+    )
     max_seconds: float = Field(
         0.0, ge=0, description="Seconds a revisit crawl runs before it stops (0 = until stopped)."
     )

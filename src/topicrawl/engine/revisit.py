@@ -12,8 +12,8 @@ is due. :class:`RevisitControl` decides that time and keeps what each page showe
   Garcia-Molina's maximum-likelihood estimator, :mod:`topicrawl.revisit.estimate`);
 - due times: until a page has been seen ``learn_visits`` times, every tier-1 period; then the
   freshness-optimal frequencies for the fetch budget over every known page (Cho and
-  Garcia-Molina, :mod:`topicrawl.revisit.refresh`), recomputed every tier-1 period and
-  rounded to the tiers (1, 3, 7 days) for the user; or, in ``tiers`` mode, each page's tier
+  Garcia-Molina, :mod:`topicrawl.revisit.refresh`), recomputed every tier-1 period, shown
+  to the user as the nearest tier (1, 3, 7 days; ``round_to_tiers`` schedules at it); or, in ``tiers`` mode, each page's tier
   by popularity (:mod:`topicrawl.revisit.tiers`), recomputed every ``recompute_period``;
 - every fetch appended to ``page_history`` (written at the crawl's checkpoints, before the
   frontier makes the due times durable), so a resumed crawl rebuilds each page's history.
@@ -72,7 +72,8 @@ class RevisitControl:
         mode: ``change-rate`` (budget-aware, the default) or ``tiers`` (by popularity).
         budget: fetches per day for revisits (change-rate mode); ``None``: every known page
             once per tier-2 period on average.
-        round_to_tiers: round each page's optimal interval to the nearest tier's period.
+        round_to_tiers: schedule at the nearest tier's period instead of each page's optimal
+            interval (:meth:`tier` shows the user the nearest tier either way).
         popularity: a page's importance (weights the change-rate policy, sets the tiers).
         history: where every fetch is appended; ``None`` keeps nothing.
         run_id: the run the history rows belong to.
@@ -86,7 +87,7 @@ class RevisitControl:
         policy: TierPolicy,
         mode: RevisitMode = "change-rate",
         budget: float | None = None,
-        round_to_tiers: bool = True,
+        round_to_tiers: bool = False,
         popularity: Callable[[str], float] | None = None,
         history: PageHistory | None = None,
         run_id: int | None = None,
