@@ -62,18 +62,34 @@ def test_304_and_same_text_are_unchanged_a_new_hash_is_a_change() -> None:
     assert control.rate(url) == pytest.approx(0.405465, rel=1e-4)
 
 
-def test_learned_rates_set_the_tiers_within_the_budget() -> None:
-    clock = Clock()
-    control = _control(clock, budget=2.0)  # two revisits a (10 s) day for two pages
-    fast, still = "http://a.test/fast", "http://a.test/still"
+def _learn(control: RevisitControl, clock: Clock, fast: str, still: str) -> None:
     for step in range(6):
         control.observe(_response(fast), f"f{step}")
         control.observe(_response(still), "same")
         clock.now += 10
     clock.now += 10  # a new day: the plan is made again
+
+
+def test_learned_rates_spend_the_budget_on_the_page_that_changes() -> None:
+    clock = Clock()
+    control = _control(clock, budget=2.0)  # two revisits a (10 s) day for two pages
+    fast, still = "http://a.test/fast", "http://a.test/still"
+    _learn(control, clock, fast, still)
+    fast_days = control.interval(fast, clock.now) / 10
+    # 97 % of the budget is the optimum's (all to the page that changes), 3 % spread evenly;
+    # the still page's 1 / 0.03 days is capped at four tier-3 periods.
+    assert 1 / fast_days == pytest.approx(0.97 * 2 + 0.03, rel=1e-3)
+    assert control.interval(still, clock.now) == pytest.approx(280.0)
+    assert (control.tier(fast), control.tier(still)) == (1, 3)
+
+
+def test_rounded_to_tiers_the_intervals_are_the_tiers_periods() -> None:
+    clock = Clock()
+    control = _control(clock, budget=2.0, round_to_tiers=True)
+    fast, still = "http://a.test/fast", "http://a.test/still"
+    _learn(control, clock, fast, still)
     assert control.interval(fast, clock.now) == pytest.approx(10.0)  # tier 1
-    assert control.interval(still, clock.now) == pytest.approx(70.0)  # never changes: tier 3
-    assert control.tier(still) == 3
+    assert control.interval(still, clock.now) == pytest.approx(70.0)  # tier 3
 
 
 def test_tiers_mode_follows_popularity() -> None:
