@@ -13,8 +13,9 @@ is due. :class:`RevisitControl` decides that time and keeps what each page showe
 - due times: until a page has been seen ``learn_visits`` times, every tier-1 period; then the
   freshness-optimal frequencies for the fetch budget over every known page (Cho and
   Garcia-Molina, :mod:`topicrawl.revisit.refresh`), recomputed every tier-1 period, shown
-  to the user as the nearest tier (1, 3, 7 days; ``round_to_tiers`` schedules at it); or, in ``tiers`` mode, each page's tier
-  by popularity (:mod:`topicrawl.revisit.tiers`), recomputed every ``recompute_period``;
+  to the user as the nearest tier (1, 3, 7 days; ``round_to_tiers`` schedules at it); or,
+  in ``tiers`` mode, each page's tier by popularity (:mod:`topicrawl.revisit.tiers`),
+  recomputed every ``recompute_period``;
 - every fetch appended to ``page_history`` (written at the crawl's checkpoints, before the
   frontier makes the due times durable), so a resumed crawl rebuilds each page's history.
 """
@@ -29,13 +30,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-import numpy as np
-
 from topicrawl.core.config import RevisitSettings
 from topicrawl.core.models import Request, Response
 from topicrawl.core.protocols import Fetcher
 from topicrawl.revisit.estimate import ChangeHistory
-from topicrawl.revisit.refresh import optimal_rates
 from topicrawl.revisit.tiers import TierPolicy, assign_tiers, period_of, tier_of_period
 from topicrawl.storage.history import FetchRecord, PageHistory
 
@@ -263,6 +261,10 @@ class RevisitControl:
             tiers = assign_tiers({u: self._weight(u) for u in urls}, self.policy)
             self._intervals = {u: period_of(t, self.policy) for u, t in tiers.items()}
             return
+        import numpy as np  # noqa: PLC0415 - a crawl without revisits never loads numpy
+
+        from topicrawl.revisit.refresh import optimal_rates  # noqa: PLC0415 - numpy
+
         rates = np.array([self._pages[u].history.rate() for u in urls])
         weights = np.array([self._weight(u) for u in urls])
         budget = self._budget or len(urls) / (self.policy.periods[1] / self._day)
