@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import REDIS_URL, require_service
 from tests.contract import test_frontier as contract
 from tests.contract.test_frontier import FakeClock, Opener, req
+from topicrawl.distributed import RedisFrontier
 
 # The contract suite's fixtures, under their own names so pytest finds them here too.
 clock = contract.clock
@@ -153,3 +154,27 @@ async def test_redis_holds_a_revisit_until_flush_with_deferred_acks(clock: FakeC
         assert again.request.url == "http://a.test/held"
     finally:
         await frontier.close()
+
+
+async def test_redis_due_times_outlive_the_worker_that_set_them(clock: FakeClock) -> None:
+    require_service("Redis", "127.0.0.1", 6379)
+    namespace = f"due-{uuid.uuid4().hex}"
+    first = await RedisFrontier(REDIS_URL, namespace=namespace, exact=True, clock=clock).open()
+    second = contract._TestRedisFrontier(REDIS_URL, namespace=namespace, exact=True, clock=clock)
+    try:
+        await first.push([req("http://a.test/due")])
+        lease = await first.pop()
+        assert lease is not None
+        assert await first.revisit(lease, due=clock.now + 45.0)
+        await first.close()  # the worker goes away; its revisit stays in Redis
+        await second.open()
+        assert await second.queued() == 1
+        assert await second.pop() is None
+        assert await second.next_ready_in() == pytest.approx(45.0)
+        clock.advance(45.0)
+        again = await second.pop()
+        assert again is not None
+        assert again.request.url == "http://a.test/due"
+    finally:
+        await first.close()
+        await second.close()
