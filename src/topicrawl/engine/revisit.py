@@ -69,7 +69,7 @@ class RevisitControl:
         policy: the tiers' periods (seconds; a demo shortens the day) and recompute period.
         mode: ``change-rate`` (budget-aware, the default) or ``tiers`` (by popularity).
         budget: fetches per day for revisits (change-rate mode); ``None``: every known page
-            once per tier-2 period on average.
+            once per tier-2 period on average. No page waits longer than the tier-3 period.
         round_to_tiers: schedule at the nearest tier's period instead of each page's optimal
             interval (:meth:`tier` shows the user the nearest tier either way).
         popularity: a page's importance (weights the change-rate policy, sets the tiers).
@@ -249,6 +249,17 @@ class RevisitControl:
     def _replan_every(self) -> float:
         return self.policy.recompute_period if self._mode == "tiers" else self._day
 
+    def _planning_rate(self, history: ChangeHistory) -> float:
+        """The change rate the plan uses: the bias-reduced estimator over the mean interval
+        with a prior of one visit, half changed, one tier-2 period long (as the benchmarked
+        policy, ``revisit.simulate.LearnedOptimal``), so a page seen unchanged a few times
+        is not taken for one that never changes; the due times set at a fetch stay until the
+        next fetch, so an estimate of 0 would leave the page unseen for a long while."""
+        n = history.visits + 1.0
+        changed = sum(1 for _, c in history.intervals if c) + 0.5
+        days = sum(t for t, _ in history.intervals) + self.policy.periods[1] / self._day
+        return -math.log((n - changed + 0.5) / (n + 0.5)) / (days / n)
+
     def _weight(self, url: str) -> float:
         return 1.0 if self._popularity is None else max(self._popularity(url), 0.0)
 
@@ -265,7 +276,7 @@ class RevisitControl:
 
         from topicrawl.revisit.refresh import optimal_rates  # noqa: PLC0415 - numpy
 
-        rates = np.array([self._pages[u].history.rate() for u in urls])
+        rates = np.array([self._planning_rate(self._pages[u].history) for u in urls])
         weights = np.array([self._weight(u) for u in urls])
         budget = self._budget or len(urls) / (self.policy.periods[1] / self._day)
         floor = 0.03 * budget  # spread evenly: no page is left unseen for good
@@ -278,7 +289,7 @@ class RevisitControl:
             if self._round:
                 seconds = period_of(tier_of_period(seconds, self.policy), self.policy)
             else:
-                seconds = min(max(seconds, periods[0] / 4), 4 * periods[2])
+                seconds = min(max(seconds, periods[0] / 4), periods[2])
             intervals[url] = seconds
         self._intervals = intervals
         log.debug("revisit plan for %d pages, budget %.1f a day", len(urls), budget)
