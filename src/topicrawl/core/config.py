@@ -346,8 +346,8 @@ class RevisitSettings(_Section):
         "change-rate",
         description=(
             "change-rate: freshness-optimal intervals from each page's estimated change rate"
-            " for the budget (Cho and Garcia-Molina), rounded to the tiers; tiers: by"
-            " popularity (needs a popularity source; without one every page is tier 1)."
+            " for the budget (Cho and Garcia-Molina), weighted by each page's relevance; tiers:"
+            " by relevance (a popularity source, e.g. a video's counts, can replace it)."
         ),
     )
     day_seconds: float = Field(

@@ -621,7 +621,9 @@ class Crawler:
         await self._push(self._admission.admit(result.requests))
         if result.rescored:
             await self._frontier.rescore(dict(result.rescored))
-        due = None if self._revisit is None else self._revisit.observe(response, page.content_hash)
+        due = None
+        if self._revisit is not None:
+            due = self._revisit.observe(response, page.content_hash, relevance=page.relevance)
         await self._ack(lease, due=due)
         if self.stats.held:
             self.stats.held = self._held.current(self._clock())

@@ -72,7 +72,8 @@ class RevisitControl:
             once per tier-2 period on average. No page waits longer than the tier-3 period.
         round_to_tiers: schedule at the nearest tier's period instead of each page's optimal
             interval (:meth:`tier` shows the user the nearest tier either way).
-        popularity: a page's importance (weights the change-rate policy, sets the tiers).
+        popularity: a page's importance (weights the change-rate policy, sets the tiers);
+            ``None``: the relevance the strategy gave the page when fetched (1 without one).
         history: where every fetch is appended; ``None`` keeps nothing.
         run_id: the run the history rows belong to.
         learn_visits: fetches of a page at the tier-1 period before its estimate is used.
@@ -104,6 +105,7 @@ class RevisitControl:
         self._learn = learn_visits
         self._clock = clock
         self._pages: dict[str, _Page] = {}
+        self._relevance: dict[str, float] = {}
         self._intervals: dict[str, float] = {}
         self._planned_at = -math.inf
         self._pending: list[FetchRecord] = []
@@ -169,11 +171,16 @@ class RevisitControl:
             return await fetcher.fetch(request, headers=headers)
         return await fetcher.fetch(request)
 
-    def observe(self, response: Response, content_hash: str | None) -> float:
+    def observe(
+        self, response: Response, content_hash: str | None, *, relevance: float | None = None
+    ) -> float:
         """Record a fetch of ``response.url`` and return when it is due again (epoch seconds).
 
-        ``content_hash`` is the hash of the extracted text (ignored for a 304).
+        ``content_hash`` is the hash of the extracted text (ignored for a 304); ``relevance``
+        the strategy's judgement of the page (its importance when no popularity is given).
         """
+        if relevance is not None and math.isfinite(relevance):
+            self._relevance[response.url] = max(relevance, 0.0)
         url, now = response.url, self._clock()
         page = self._pages.get(url)
         not_modified = response.status == 304
@@ -261,7 +268,9 @@ class RevisitControl:
         return -math.log((n - changed + 0.5) / (n + 0.5)) / (days / n)
 
     def _weight(self, url: str) -> float:
-        return 1.0 if self._popularity is None else max(self._popularity(url), 0.0)
+        if self._popularity is not None:
+            return max(self._popularity(url), 0.0)
+        return self._relevance.get(url, 1.0)
 
     def _plan(self, now: float) -> None:
         self._planned_at = now

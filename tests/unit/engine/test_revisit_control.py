@@ -118,3 +118,13 @@ def test_a_failed_fetch_of_a_known_page_is_tried_again_later() -> None:
 def test_budget_must_be_positive() -> None:
     with pytest.raises(ValueError, match="budget"):
         _control(Clock(), budget=0.0)
+
+
+def test_without_popularity_the_strategys_relevance_sets_the_tiers() -> None:
+    clock = Clock()
+    control = _control(clock, mode="tiers")
+    for i in range(10):
+        control.observe(_response(f"http://a.test/{i}"), "h", relevance=i / 10)
+    clock.now += 1_000
+    assert control.tier("http://a.test/9") == 1
+    assert control.tier("http://a.test/0") == 3
