@@ -532,7 +532,12 @@ class Crawler:
         if response.status == 304 and self._revisit is not None:  # unchanged since last time
             await self._ack(lease, due=self._revisit.observe(response, None))
             return
-        if response.final_url != request.url and not await self._claim_target(response):
+        again = self._revisit is not None and self._revisit.known(request.url)  # claimed then
+        if (
+            response.final_url != request.url
+            and not again
+            and not await self._claim_target(response)
+        ):
             # The redirect ends on a page the crawl knows under its own URL: it is (or will be)
             # stored there, so storing it again here would only make a second row.
             await self._ack(lease)
