@@ -53,12 +53,24 @@ class ChangingSite:
         self.answers.append((request.path, 200, conditional))
         return web.Response(text=html, content_type="text/html", headers={"ETag": etag})
 
+    async def page_moved(self, request: web.Request) -> web.Response:
+        self.answers.append((request.path, 200, False))
+        return web.Response(
+            text="<html><body><p>Moved here.</p></body></html>", content_type="text/html"
+        )
+
+
+async def moved(request: web.Request) -> web.Response:
+    return web.Response(status=301, headers={"Location": "/moved"})
+
 
 @pytest.fixture
 async def site() -> AsyncIterator[tuple[ChangingSite, str]]:
     changing = ChangingSite()
     app = web.Application()
     app.router.add_get("/p/{n}", changing.page)
+    app.router.add_get("/old", moved)
+    app.router.add_get("/moved", changing.page_moved)
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     try:
@@ -116,6 +128,19 @@ async def test_a_revisit_crawl_refetches_due_pages_and_keeps_every_fetch(
     assert rates[f"{base}/p/0"] > rates[f"{base}/p/3"] == 0.0  # type: ignore[operator]
     due = _query(db, "SELECT count(*) FROM frontier_due")
     assert due[0][0] == PAGES
+
+
+async def test_a_redirected_page_is_revisited_too(
+    site: tuple[ChangingSite, str], tmp_path: Path
+) -> None:
+    changing, base = site
+    db = tmp_path / "redirect.db"
+    options = _options(base, db, 4.0)
+    options["seeds"] = [f"{base}/old"]
+    await run_crawl(CrawlSettings(**options))  # type: ignore[arg-type]
+    fetched = _query(db, f"SELECT count(*) FROM page_history WHERE url = '{base}/old'")
+    assert fetched[0][0] >= 2
+    assert sum(1 for path, _, _ in changing.answers if path == "/moved") == fetched[0][0]
 
 
 CHILD = """
