@@ -42,6 +42,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=20.0)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--correlations", default="0.0,0.5,0.9")
+    parser.add_argument("--only", default="", help="comma-separated policy names (default all)")
     args = parser.parse_args()
     started = time.time()
     print(
@@ -58,7 +59,14 @@ def main() -> None:
             web = make_web(args.pages, np.random.default_rng(seed), correlation=corr)
             budget = args.budget * web.size
             results = {}
+            wanted = {name for name in args.only.split(",") if name}
             for policy in standard_policies(web, budget):
+                if (
+                    wanted
+                    and policy.name not in wanted
+                    and policy.name not in {"oracle", "uniform"}
+                ):
+                    continue
                 out = simulate(
                     web,
                     policy,

@@ -69,7 +69,7 @@ class RevisitControl:
         policy: the tiers' periods (seconds; a demo shortens the day) and recompute period.
         mode: ``change-rate`` (budget-aware, the default) or ``tiers`` (by popularity).
         budget: fetches per day for revisits (change-rate mode); ``None``: every known page
-            once per tier-2 period on average. No page waits longer than the tier-3 period.
+            once per tier-2 period on average. No page waits longer than four tier-3 periods.
         round_to_tiers: schedule at the nearest tier's period instead of each page's optimal
             interval (:meth:`tier` shows the user the nearest tier either way).
         popularity: a page's importance (weights the change-rate policy, sets the tiers);
@@ -298,7 +298,7 @@ class RevisitControl:
             if self._round:
                 seconds = period_of(tier_of_period(seconds, self.policy), self.policy)
             else:
-                seconds = min(max(seconds, periods[0] / 4), periods[2])
+                seconds = min(max(seconds, periods[0] / 4), 4 * periods[2])
             intervals[url] = seconds
         self._intervals = intervals
         log.debug("revisit plan for %d pages, budget %.1f a day", len(urls), budget)

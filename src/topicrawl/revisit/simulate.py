@@ -159,6 +159,8 @@ class LearnedOptimal:
     prior_visits: float = 1.0
     floor: float = 0.03
     tiers: TierPolicy | None = None  # round each interval to the nearest tier's period
+    learn_visits: int = 0  # a page is visited daily until it has been seen this often
+    cap_days: float | None = None  # no page waits longer than this
     _n: Floats = field(init=False, repr=False)
     _x: Floats = field(init=False, repr=False)
     _t: Floats = field(init=False, repr=False)
@@ -197,6 +199,11 @@ class LearnedOptimal:
             periods = np.array(self.tiers.periods) / self.tiers.periods[0]  # tier 1 = 1 day
             nearest = np.abs(np.log(self._interval[:, None] / periods[None, :])).argmin(axis=1)
             self._interval = periods[nearest]
+        if self.cap_days is not None:
+            self._interval = np.minimum(self._interval, self.cap_days)
+        if self.learn_visits:
+            learning = self._n - self.prior_visits < self.learn_visits
+            self._interval = np.where(learning, 1.0, self._interval)
         return last_fetch + self._interval
 
 
@@ -220,6 +227,9 @@ def standard_policies(web: SimWeb, budget: float) -> list[Policy]:
         AdaptiveInterval("StormCrawler adaptive", decrease=0.5, increase=0.5),
         LearnedOptimal(),
         LearnedOptimal(name="change-rate aware, rounded to tiers", tiers=TierPolicy()),
+        LearnedOptimal(
+            name="change-rate aware as in crawl --revisit", learn_visits=3, cap_days=28.0
+        ),
         FixedRates("oracle", optimal_rates(web.rates, web.popularity, budget)),
     ]
 
