@@ -13,7 +13,7 @@ rounded to the tiers 1/3/7 days). Afterwards, from the site's own change log:
 - the same fetch budget spent uniformly, and the oracle's optimum (knowing the true rates),
   in closed form for comparison.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/revisit/live.py --days 12 --day 2
+    PYTHONPATH=src .venv/bin/python benchmarks/revisit/live.py --days 30 --day 2
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ async def run_once(web: DemoWeb, args: argparse.Namespace, extra: dict[str, obje
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--days", type=float, default=12.0)
+    parser.add_argument("--days", type=float, default=30.0)
     parser.add_argument("--day", type=float, default=2.0, help="seconds in a simulated day")
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
