@@ -16,7 +16,13 @@ from rich.logging import RichHandler
 
 from topicrawl.cli.label import label as label_command
 from topicrawl.cli.label import print_learning
-from topicrawl.cli.options import MetricsPortOption, crawl_overrides, put, read_seeds
+from topicrawl.cli.options import (
+    MetricsPortOption,
+    crawl_overrides,
+    put,
+    read_seeds,
+    revisit_overrides,
+)
 from topicrawl.cli.progress import CrawlProgress, held_line, print_summary
 from topicrawl.cli.topics import app as topics_app
 from topicrawl.core.config import load_settings
@@ -198,6 +204,25 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         int | None, typer.Option(help="Relations from a preferred entity that still count.")
     ] = None,
     # -- end kg --
+    # -- revisit (helper s15-revisit) --
+    revisit: Annotated[
+        bool,
+        typer.Option(
+            help="Keep the crawl alive and fetch pages again when due (conditional requests,"
+            " change rates, tiers of 1/3/7 days)."
+        ),
+    ] = False,
+    revisit_day: Annotated[
+        float | None,
+        typer.Option(help="Seconds in a revisit 'day' (86400; a demo can use e.g. 2)."),
+    ] = None,
+    revisit_for: Annotated[
+        float | None, typer.Option(help="Seconds a --revisit crawl runs (0: until stopped).")
+    ] = None,
+    revisit_budget: Annotated[
+        float | None, typer.Option(help="Revisit fetches a day (default: pages / 3 days).")
+    ] = None,
+    # -- end revisit --
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     _setup_logging(log_level)
@@ -229,6 +254,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     put(kwargs, "feeds", tuple(feed) if feed else None)
     put(kwargs, "frontier", {"kind": frontier} if frontier else None)
     put(kwargs, "kg", kg)
+    put(kwargs, "revisit", revisit_overrides(revisit, revisit_day, revisit_for, revisit_budget))
     report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet, metrics_port))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))

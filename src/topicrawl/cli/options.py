@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["MetricsPortOption", "crawl_overrides", "put", "read_seeds"]
+__all__ = ["MetricsPortOption", "crawl_overrides", "put", "read_seeds", "revisit_overrides"]
 
 MetricsPortOption = Annotated[
     int | None,
@@ -80,3 +80,19 @@ def crawl_overrides(
     put(kwargs, "scope", scope or None)
     put(kwargs, "storage", {"url": db} if db else None)
     return kwargs
+
+
+def revisit_overrides(
+    enabled: bool, day: float | None, seconds: float | None, budget: float | None
+) -> dict[str, Any] | None:
+    """The ``revisit`` settings section the crawl command's --revisit options ask for."""
+    section: dict[str, Any] = {}
+    if enabled:
+        section["enabled"] = True
+    if day is not None:
+        section["day_seconds"] = day
+    if seconds is not None:
+        section["max_seconds"] = seconds
+    if budget is not None:
+        section["budget"] = budget
+    return section or None

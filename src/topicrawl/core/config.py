@@ -51,6 +51,7 @@ __all__ = [
     "FrontierSettings",
     "KgSettings",
     "PolitenessSettings",
+    "RevisitSettings",
     "ScopeSettings",
     "StorageSettings",
     "load_settings",
@@ -336,6 +337,56 @@ class KgSettings(_Section):
 # -- end kg --
 
 
+# -- revisit (helper s15-revisit) --
+class RevisitSettings(_Section):
+    """Revisits: fetched pages queued again for when they are due (``crawl --revisit``)."""
+
+    enabled: bool = Field(False, description="Keep the crawl alive and re-fetch what is due.")
+    mode: Literal["change-rate", "tiers"] = Field(
+        "change-rate",
+        description=(
+            "change-rate: freshness-optimal intervals from each page's estimated change rate"
+            " for the budget (Cho and Garcia-Molina), weighted by each page's relevance; tiers:"
+            " by relevance (a popularity source, e.g. a video's counts, can replace it)."
+        ),
+    )
+    day_seconds: float = Field(
+        DAY, gt=0, le=DAY, description="Length of a day in seconds (a demo can make it 2)."
+    )
+    periods_days: tuple[float, float, float] = Field(
+        (1.0, 3.0, 7.0), description="Revisit periods of tiers 1, 2 and 3, in days."
+    )
+    recompute_days: float = Field(7.0, gt=0, le=365, description="Days between tier updates.")
+    budget: float | None = Field(
+        None,
+        gt=0,
+        description=(
+            "Revisit fetches a day (change-rate mode); None = every known page once per"
+            " tier-2 period on average."
+        ),
+    )
+    round_to_tiers: bool = Field(
+        False,
+        description=(
+            "Schedule at the tiers' periods instead of each page's optimal interval (the"
+            " tiers are shown to the user either way; rounding costs freshness)."
+        ),
+    )
+    max_seconds: float = Field(
+        0.0, ge=0, description="Seconds a revisit crawl runs before it stops (0 = until stopped)."
+    )
+
+    @field_validator("periods_days")
+    @classmethod
+    def _periods(cls, periods: tuple[float, float, float]) -> tuple[float, float, float]:
+        if any(p <= 0 for p in periods) or list(periods) != sorted(periods):
+            raise ValueError(f"periods must be positive and not decrease: {periods}")
+        return periods
+
+
+# -- end revisit --
+
+
 class CrawlSettings(BaseSettings):
     """A whole crawl's settings."""
 
@@ -389,6 +440,7 @@ class CrawlSettings(BaseSettings):
     frontier: FrontierSettings = FrontierSettings()
     storage: StorageSettings = StorageSettings()
     kg: KgSettings = KgSettings()
+    revisit: RevisitSettings = RevisitSettings()
 
     _lists = field_validator("seeds", "topics", "feeds", mode="before")(_comma_list)
 

@@ -52,6 +52,9 @@ class Frontier(Protocol):
       time to ``now + delay(host)``. Returns ``None`` when no host is ready.
     - ``ack`` marks the leased URL done; ``reclaim`` puts it back (after ``delay`` seconds).
       Acking or reclaiming an unknown or expired lease is a no-op that returns ``False``.
+    - ``revisit`` marks the leased fetch done and queues the URL again under its score, handed
+      out only from its ``due`` time on (seconds since the epoch); ``False`` for an unknown or
+      expired lease. A durable implementation keeps the due time once flushed, like an ack.
     - ``reclaim_expired`` puts back every lease past its expiry and returns how many.
     - A persistent implementation, reopened after a crash, puts back the leases that were out.
       ``flush`` makes every operation so far durable (a no-op in memory); ``close`` flushes.
@@ -68,6 +71,8 @@ class Frontier(Protocol):
     async def ack(self, lease: Lease) -> bool: ...
 
     async def reclaim(self, lease: Lease, *, delay: float = 0.0) -> bool: ...
+
+    async def revisit(self, lease: Lease, *, due: float) -> bool: ...
 
     async def increase(self, url: str, score: float) -> bool: ...
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Sequence
 
 from topicrawl.core.errors import ConfigError
+from topicrawl.demoweb.changing import ChangeLog
 from topicrawl.demoweb.graph import DemoWeb
+from topicrawl.demoweb.model import Kind
 from topicrawl.demoweb.server import DemoWebServer
 
 
@@ -25,6 +28,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--crawl-delay", type=float, default=0.05, help="second host's delay")
     parser.add_argument("--slow-delay", type=float, default=2.0, help="seconds /lab/slow waits")
     parser.add_argument("--flaky-failures", type=int, default=2, help="503s before /lab/flaky")
+    parser.add_argument(
+        "--changing-day",
+        type=float,
+        default=0.0,
+        help="articles change (Poisson, median 0.5 changes a day for 30 days), a day lasting"
+        " this many seconds; 0 (default): pages never change",
+    )
     return parser
 
 
@@ -48,7 +58,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             crawl_delay=args.crawl_delay,
             flaky_failures=args.flaky_failures,
         )
-        server = DemoWebServer(web, port=args.port, slow_delay=args.slow_delay)
+        changes = None
+        if args.changing_day > 0:
+            bound = web.at_port(1)
+            articles = [
+                (page.host, page.path)
+                for page in map(bound.find, bound.urls(documents_only=True))
+                if page is not None and page.kind is Kind.ARTICLE
+            ]
+            changes = ChangeLog(
+                articles, seed=args.seed, start=time.time(), day_seconds=args.changing_day
+            )
+        server = DemoWebServer(web, port=args.port, slow_delay=args.slow_delay, changes=changes)
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from aiohttp import web as aioweb
 
+from topicrawl.demoweb.changing import ChangeLog
 from topicrawl.demoweb.graph import DemoWeb
 from topicrawl.demoweb.model import DemoPage, Kind
 from topicrawl.demoweb.render import (
@@ -52,7 +53,9 @@ class DemoWebServer(ThreadedServer):
     All hosts listen on the same port (``port=0``: an ephemeral one, the same for all).
     ``slow_delay`` is how long ``/lab/slow.html`` waits before it answers. The last
     ``log_size`` requests are kept in :meth:`access_log`. Flaky-page counters start at zero
-    on every :meth:`start`.
+    on every :meth:`start`. With ``changes`` (the "changing page" mode) the pages of that log
+    change over time: their text says their version, their ETag is it, and a request whose
+    ``If-None-Match`` matches gets 304.
     """
 
     thread_name = "demoweb"
@@ -64,6 +67,7 @@ class DemoWebServer(ThreadedServer):
         port: int = 0,
         slow_delay: float = 2.0,
         log_size: int = 10_000,
+        changes: ChangeLog | None = None,
     ) -> None:
         if not 0 <= port <= 65535 or slow_delay < 0 or log_size < 1:
             raise ValueError("port must be 0..65535, slow_delay >= 0 and log_size >= 1")
@@ -76,6 +80,7 @@ class DemoWebServer(ThreadedServer):
         self._web: DemoWeb | None = None
         self._hits: dict[tuple[str, str], int] = {}
         self._cache: dict[tuple[str, str], bytes] = {}
+        self.changes = changes
 
     @property
     def web(self) -> DemoWeb:
@@ -221,7 +226,19 @@ class DemoWebServer(ThreadedServer):
                 return _response(503, b"<h1>Service Unavailable</h1>", "text/html; charset=utf-8")
         if kind is Kind.SLOW:
             await asyncio.sleep(self._slow_delay)
+        if self.changes is not None and self.changes.changes(host, page.path):
+            return self._changing(request, page, self.changes.version(host, page.path, time.time()))
         return _response(200, self._document(page), content_type(page))
+
+    def _changing(self, request: aioweb.Request, page: DemoPage, version: int) -> aioweb.Response:
+        etag = f'"v{version}"'
+        if request.headers.get("If-None-Match") == etag:
+            return aioweb.Response(status=304, headers={"ETag": etag})
+        note = f"<p>Revision {version} of this page.</p></body>".encode()
+        body = self._document(page).replace(b"</body>", note, 1)
+        response = _response(200, body, content_type(page))
+        response.headers["ETag"] = etag
+        return response
 
     def _document(self, page: DemoPage) -> bytes:
         if page.kind is Kind.CALENDAR:  # endless: not cached

@@ -346,6 +346,7 @@ class RedisFrontier:
         self._observer = observer
         self._defer_acks = defer_acks
         self._held_acks: list[str] = []
+        self._held_revisits: list[tuple[str, float]] = []  # (token, due), sent by flush()
         self._default_delay = _num(default_delay)
         self._max_per_host = str(max_per_host)
         self._lease_ttl = lease_ttl
@@ -464,6 +465,14 @@ class RedisFrontier:
                 del tokens[: min(_BATCH, len(tokens))]
         finally:
             self._held_acks[:0] = tokens
+        revisits, self._held_revisits = self._held_revisits, []
+        try:
+            while revisits:
+                token, due = revisits[0]
+                await self._requeue_at(token, due)
+                del revisits[0]
+        finally:
+            self._held_revisits[:0] = revisits
 
     async def close(self) -> None:
         """Disconnect (the crawl stays in Redis); later calls raise FrontierError."""
@@ -655,6 +664,29 @@ class RedisFrontier:
         back = bool(await self._run("reclaim", [*self._now_args(), lease.token, _num(delay)]))
         self._gate.open_one()
         return back
+
+    async def revisit(self, lease: Lease, *, due: float) -> bool:
+        """Mark the leased fetch done and queue the URL again under its old priority, handed
+        out from ``due`` (seconds since the epoch) on: the reclaim script with a delay.
+
+        With ``defer_acks`` it is held until :meth:`flush`, like an ack (``False`` at once only
+        when the lease has expired by the local clock).
+        """
+        if not math.isfinite(due):
+            raise ValueError(f"revisit due time must be finite, got {due}")
+        if self._defer_acks:
+            self._client()
+            if self._clock() >= lease.expires_at:
+                return False
+            self._held_revisits.append((lease.token, due))
+            return True
+        back = await self._requeue_at(lease.token, due)
+        self._gate.open_one()
+        return back
+
+    async def _requeue_at(self, token: str, due: float) -> bool:
+        delay = max(0.0, due - self._clock())
+        return bool(await self._run("reclaim", [*self._now_args(), token, _num(delay)]))
 
     async def increase(self, url: str, score: float) -> bool:
         """Raise the score of a queued URL. ``False`` when it is not queued or not raised."""

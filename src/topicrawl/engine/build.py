@@ -17,6 +17,7 @@ from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, PageBudget,
 from topicrawl.engine.kg import open_kg
 from topicrawl.engine.learning import LearningCheckpoints, restore_learning, save_learning
 from topicrawl.engine.parsing import PageParser, default_parse_workers
+from topicrawl.engine.revisit import open_revisit
 from topicrawl.engine.samples import CrawlSampler, SampleSink
 from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
 from topicrawl.focus import BfsStrategy, make_strategy
@@ -335,6 +336,7 @@ async def open_crawl(
         learning = LearningCheckpoints(
             strategy, settings.storage.url, run_id=run_id, interval=learning_interval
         )
+        revisit = await open_revisit(stack, settings.revisit, settings.storage.url, run_id)
         crawler = Crawler(
             fetcher=fetcher,
             frontier=frontier,
@@ -353,11 +355,13 @@ async def open_crawl(
                 checkpoint_interval=settings.storage.flush_interval,
                 shared_storage=not own_run,
                 hold_patience=settings.politeness.hold_patience,
+                max_seconds=settings.revisit.max_seconds,
             ),
             run_id=run_id,
             on_progress=on_progress,
             on_checkpoint=learning if kg is None else _both(learning, kg.record),
             page_budget=page_budget,
+            revisit=revisit,
         )
         await _observe(stack, crawler, storage, settings, node=node, metrics_port=metrics_port)
         await crawler.seed(

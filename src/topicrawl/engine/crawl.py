@@ -43,6 +43,7 @@ from topicrawl.engine.admission import Admission
 from topicrawl.engine.held import HeldHosts, HostHolds, describe, leave_queued
 from topicrawl.engine.heldback import HeldBackLinks
 from topicrawl.engine.hosts import CrawlDelays, HostPolicy
+from topicrawl.engine.revisit import RevisitControl
 from topicrawl.engine.slots import RequestSlots, RequestSpacing
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
@@ -101,6 +102,8 @@ class CrawlLimits:
     hold_patience: float = 60.0
     """Seconds of a host's hold (robots.txt unreadable, a server's long wait) the crawl waits
     out when nothing else is left; a longer hold ends the crawl (see engine.held)."""
+    max_seconds: float = 0.0
+    """Seconds the crawl runs before it stops (0 = no limit): a revisit crawl never empties."""
 
 
 class PageBudget(Protocol):
@@ -141,6 +144,8 @@ class Crawler:
         page_budget: reserves each page before it is stored, when processes share the
             crawl's page limit (distributed workers); a page refused is not stored, its URL
             goes back to the queue, and the crawl stops.
+        revisit: when given, a fetched page is queued again for when it is due (see
+            engine.revisit) instead of being marked done.
     """
 
     def __init__(
@@ -159,6 +164,7 @@ class Crawler:
         on_checkpoint: Callable[[], Awaitable[None]] | None = None,
         page_budget: PageBudget | None = None,
         clock: Callable[[], float] = time.time,
+        revisit: RevisitControl | None = None,
     ) -> None:
         self._fetcher = fetcher
         self._frontier = frontier
@@ -186,7 +192,8 @@ class Crawler:
         self._holds = frontier if isinstance(frontier, HostHolds) else None
         self._left_held = False  # the held hosts' URLs were recorded (once, by one worker)
         self._checkpointing = False
-        self._held_acks: list[Lease] = []
+        self._held_acks: list[tuple[Lease, float | None]] = []  # (lease, revisit due time)
+        self._revisit = revisit
         self._hold_acks = frontier.durable  # see the module doc
         self._fatal: BaseException | None = None
         self._held_bytes = 0
@@ -315,7 +322,9 @@ class Crawler:
         return self.stats
 
     def _limit_reached(self) -> bool:
-        limit = self._limits.max_pages
+        limit, seconds = self._limits.max_pages, self._limits.max_seconds
+        if seconds and self._clock() - self.stats.started_at >= seconds:
+            return True
         return bool(limit) and self.stats.pages + self._in_progress >= limit
 
     async def _worker(self) -> None:
@@ -494,6 +503,8 @@ class Crawler:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(deadline):
+                    if self._revisit is not None:
+                        return await self._revisit.fetch(self._fetcher, lease.request)
                     return await self._fetcher.fetch(lease.request)
             except TimeoutError as exc:
                 raise RetryableFetchError(
@@ -518,7 +529,15 @@ class Crawler:
 
     async def _handle(self, lease: Lease, response: Response) -> None:
         request = lease.request
-        if response.final_url != request.url and not await self._claim_target(response):
+        if response.status == 304 and self._revisit is not None:  # unchanged since last time
+            await self._ack(lease, due=self._revisit.observe(response, None))
+            return
+        again = self._revisit is not None and self._revisit.known(request.url)  # claimed then
+        if (
+            response.final_url != request.url
+            and not again
+            and not await self._claim_target(response)
+        ):
             # The redirect ends on a page the crawl knows under its own URL: it is (or will be)
             # stored there, so storing it again here would only make a second row.
             await self._ack(lease)
@@ -612,7 +631,10 @@ class Crawler:
         await self._push(self._admission.admit(result.requests))
         if result.rescored:
             await self._frontier.rescore(dict(result.rescored))
-        await self._ack(lease)
+        due = None
+        if self._revisit is not None:
+            due = self._revisit.observe(response, page.content_hash, relevance=page.relevance)
+        await self._ack(lease, due=due)
         if self.stats.held:
             self.stats.held = self._held.current(self._clock())
         if self._on_progress is not None:
@@ -668,7 +690,8 @@ class Crawler:
         async with self._strategy_turn():
             extra = list(self._strategy.on_error(request, failure))
         await self._push(self._admission.admit(extra))
-        await self._ack(lease)
+        revisit = self._revisit
+        await self._ack(lease, due=None if revisit is None else revisit.after_failure(request.url))
 
     async def _record(
         self,
@@ -728,23 +751,31 @@ class Crawler:
         if self._held.is_lasting(delay) and not was_held:
             log.warning("%s; the crawl goes on with the other hosts", describe([held], now=now))
 
-    async def _ack(self, lease: Lease) -> None:
+    async def _ack(self, lease: Lease, *, due: float | None = None) -> None:
+        """Mark the lease done, or (``due`` given) queue its URL again for then."""
         if self._checkpointing and self._hold_acks:
-            self._held_acks.append(lease)
-        else:
+            self._held_acks.append((lease, due))
+        elif due is None:
             await self._frontier.ack(lease)
+        else:
+            await self._frontier.revisit(lease, due=due)
 
     async def _checkpoint(self) -> None:
         """Flush storage, then the frontier, holding acks back meanwhile (see module doc)."""
         self._checkpointing = True
         try:
             await self._storage.flush()
+            if self._revisit is not None:
+                await self._revisit.flush()
             await self._frontier.flush()
         finally:
             self._checkpointing = False
             held, self._held_acks = self._held_acks, []
-            for lease in held:
-                await self._frontier.ack(lease)
+            for lease, due in held:
+                if due is None:
+                    await self._frontier.ack(lease)
+                else:
+                    await self._frontier.revisit(lease, due=due)
             if held:
                 # Workers may all be waiting for these hosts' leases; without a wake-up they
                 # would sleep out their poll interval.

@@ -210,8 +210,14 @@ class HttpFetcher:
         if self._owns_session and self._session is not None and not self._session.closed:
             await self._session.close()
 
-    async def fetch(self, request: Request) -> Response:
+    async def fetch(
+        self, request: Request, *, headers: Mapping[str, str] | None = None
+    ) -> Response:
         """Fetch one request, following redirects.
+
+        ``headers`` go with the first request only (a revisit's ``If-None-Match`` and
+        ``If-Modified-Since``); a ``304 Not Modified`` answer then comes back as a response
+        with status 304 and an empty body, not as an error.
 
         Raises:
             PermanentFetchError: 4xx, robots.txt, scope, redirect loop or chain too long,
@@ -230,7 +236,7 @@ class HttpFetcher:
         redirects: list[str] = []  # the URLs strictly between origin and final_url
         hops = 0
         while True:
-            answer = await self._exchange(origin, current)
+            answer = await self._exchange(origin, current, headers if current == origin else None)
             if isinstance(answer, _Answer):
                 break
             target = self._redirect_target(origin, current, answer.location)
@@ -292,7 +298,9 @@ class HttpFetcher:
         except InvalidUrl as exc:
             raise OutOfScope(origin, f"redirect to an unfetchable URL {location[:200]!r}") from exc
 
-    async def _exchange(self, origin: str, url: str) -> _Answer | _Redirect:
+    async def _exchange(
+        self, origin: str, url: str, extra: Mapping[str, str] | None = None
+    ) -> _Answer | _Redirect:
         """One URL's request, retried on transient failures."""
         retries = self._settings.retries
         attempt = 0
@@ -300,7 +308,7 @@ class HttpFetcher:
         while True:
             proxy = self._proxies.choose() if self._proxies is not None else None
             try:
-                return await self._watched_attempt(origin, url, proxy)
+                return await self._watched_attempt(origin, url, proxy, extra)
             except RetryableFetchError as exc:
                 wait = exc.retry_after if isinstance(exc, BlockedError) else None
                 if wait is not None and wait > self._settings.backoff_max:
@@ -321,29 +329,32 @@ class HttpFetcher:
                 await self._sleep(wait)
 
     async def _watched_attempt(
-        self, origin: str, url: str, proxy: str | None
+        self, origin: str, url: str, proxy: str | None, extra: Mapping[str, str] | None = None
     ) -> _Answer | _Redirect:
         """One HTTP request under our own watchdog: whatever aiohttp's timeouts do (a read
         of a response queued on a poisoned connection escaped them, issue #26), the attempt
         ends shortly after ``timeout``."""
         try:
             async with asyncio.timeout(self._watchdog):
-                return await self._attempt(origin, url, proxy)
+                return await self._attempt(origin, url, proxy, extra)
         except TimeoutError as exc:
             self._proxy_failed(proxy)
             raise RetryableFetchError(
                 origin, f"no answer from {url} within {self._watchdog:.0f}s", kind=ErrorKind.TIMEOUT
             ) from exc
 
-    async def _attempt(self, origin: str, url: str, proxy: str | None) -> _Answer | _Redirect:
+    async def _attempt(
+        self, origin: str, url: str, proxy: str | None, extra: Mapping[str, str] | None = None
+    ) -> _Answer | _Redirect:
         """One HTTP request; aiohttp's failures are turned into the crawler's errors."""
         started = time.perf_counter()
         target = _request_url(origin, url)
+        sent = self._headers if not extra else {**(self._headers or {}), **extra}
         try:
             async with self.session.get(
                 target,
                 allow_redirects=False,
-                headers=self._headers,
+                headers=sent,
                 timeout=self._timeout,
                 proxy=proxy,
             ) as response:
@@ -410,6 +421,10 @@ class HttpFetcher:
         if status >= 300:
             # Read a small error or redirect body so the connection goes back to the pool.
             await _drain(response)
+        if status == 304:  # only a conditional request (a revisit) gets one
+            return _Answer(
+                status=304, headers=headers, body=b"", content_type="text/html", charset=None
+            )
         if status in _REDIRECTS:
             location = headers.get("Location")
             if location:

@@ -513,6 +513,26 @@ class FrontierCore(ABC):
         await self._wrote()
         return True
 
+    async def revisit(self, lease: Lease, *, due: float) -> bool:
+        """Mark the leased fetch done and queue its URL again, handed out from ``due`` on.
+
+        ``due`` is seconds since the epoch (a time already past makes it ready at once). The
+        URL keeps its score. Returns ``False`` (and changes nothing) for an unknown or expired
+        lease.
+        """
+        self._check_usable()
+        if not math.isfinite(due):
+            raise ValueError(f"revisit due time must be finite, got {due}")
+        now = self._clock()
+        held = self._current(lease, now)
+        if held is None:
+            return False
+        del self._leases[lease.token]
+        self._on_rescheduled(held, due)
+        self._requeue(held, now, due)
+        await self._wrote()
+        return True
+
     async def increase(self, url: str, score: float) -> bool:
         """Raise the score of a queued URL. ``False`` when it is not queued or not raised."""
         self._check_usable()
@@ -676,10 +696,13 @@ class FrontierCore(ABC):
         return held
 
     def _return(self, held: Held, now: float, delay: float) -> None:
-        host = held.lease.host
         self._on_returned(held)
-        if delay > 0:
-            self._queues.defer(host, held.fp, held.key, now + delay)
+        self._requeue(held, now, now + delay)
+
+    def _requeue(self, held: Held, now: float, due: float) -> None:
+        host = held.lease.host
+        if due > now:
+            self._queues.defer(host, held.fp, held.key, due)
         else:
             self._queues.add(host, held.key, now)
         self._queues.release(host, now)
@@ -729,6 +752,10 @@ class FrontierCore(ABC):
     @abstractmethod
     def _on_returned(self, held: Held) -> None:
         """The URL goes back to the queue."""
+
+    def _on_rescheduled(self, held: Held, due: float) -> None:
+        """The fetch is done and the URL goes back to the queue, due at ``due``."""
+        self._on_returned(held)
 
     @abstractmethod
     def _on_host_delay(self, host: str, delay: float) -> None:

@@ -13,6 +13,8 @@ What lives where:
   (``cache_size`` entries), the leases out and the acks since the last ``flush()``.
 - Leases are never written. A URL that was handed out stays ``queued`` in the table until
   it is acked, so after a crash or a kill every lease that was out is simply queued again.
+- ``frontier_due`` holds the due time of URLs queued again by ``revisit``; like an ack, it is
+  written by ``flush()`` only, so after a kill an unflushed revisit is simply queued at once.
 
 Writes are collected in memory and committed in one transaction per batch on a dedicated
 writer thread. :meth:`SqliteFrontier.flush` commits everything at once. A background task also
@@ -97,6 +99,8 @@ _SCHEMA = (
     "host TEXT PRIMARY KEY, delay REAL NOT NULL) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS frontier_meta ("
     "name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+    # When a queued URL may be handed out again (revisits); ignored once its row is done.
+    "CREATE TABLE IF NOT EXISTS frontier_due (fp INTEGER PRIMARY KEY, due REAL NOT NULL)",
 )
 _COLUMNS = (
     "fp",
@@ -120,6 +124,10 @@ _UPSERT = (
 )
 _UPDATE = f"UPDATE frontier_requests SET score=?, seq=? WHERE fp=? AND state={QUEUED}"
 _DONE = f"UPDATE frontier_requests SET state={DONE} WHERE fp=?"
+_DUE_UPSERT = (
+    "INSERT INTO frontier_due (fp, due) VALUES (?, ?) "
+    "ON CONFLICT(fp) DO UPDATE SET due=excluded.due"
+)
 _HOST_UPSERT = (
     "INSERT INTO frontier_hosts (host, delay) VALUES (?, ?) "
     "ON CONFLICT(host) DO UPDATE SET delay=excluded.delay"
@@ -217,6 +225,7 @@ class SqliteFrontier(FrontierCore):
         self._committing: dict[int, _Rec] = {}
         self._acked: set[int] = set()  # acks are committed by flush() only
         self._committing_acked: set[int] = set()
+        self._dues: dict[int, float] = {}  # revisit due times, committed like acks
         self._leased: set[int] = set()
         self._cache_young: dict[int, float | None] = {}
         self._cache_old: dict[int, float | None] = {}
@@ -361,6 +370,7 @@ class SqliteFrontier(FrontierCore):
             error_rate=self._bloom_error_rate,
             exact=_StoredSeen(self),
         )
+        dues = dict(conn.execute("SELECT fp, due FROM frontier_due WHERE due > ?", (now,)))
         per_host: dict[str, list[int]] = {}
         last_seq = 0
         cursor = conn.execute("SELECT fp, state, score, seq, host FROM frontier_requests")
@@ -369,7 +379,9 @@ class SqliteFrontier(FrontierCore):
             for fp, state, score, seq, host in batch:
                 fps.append(fp)
                 last_seq = max(last_seq, seq)
-                if state == QUEUED:
+                if state == QUEUED and fp in dues:
+                    self._queues.defer(host, fp, make_key(score, seq, fp), dues[fp])
+                elif state == QUEUED:
                     keys = per_host.get(host)
                     if keys is None:
                         keys = per_host[host] = []
@@ -420,16 +432,17 @@ class SqliteFrontier(FrontierCore):
         """
         async with self._commit_lock:
             acked = self._acked if with_acks else set()
-            if not (self._dirty or self._dirty_hosts or acked) or self._executor is None:
+            dues = self._dues if with_acks else {}
+            if not (self._dirty or self._dirty_hosts or acked or dues) or self._executor is None:
                 return
             batch, hosts = self._dirty, self._dirty_hosts
             self._committing, self._committing_acked = batch, acked
             self._dirty, self._dirty_hosts = {}, {}
             if with_acks:
-                self._acked = set()
+                self._acked, self._dues = set(), {}
             try:
                 await asyncio.get_running_loop().run_in_executor(
-                    self._executor, self._commit_sync, batch, hosts, acked
+                    self._executor, self._commit_sync, batch, hosts, acked, dues
                 )
             except BaseException:
                 # Keep the batch, under anything changed since (committing it twice is
@@ -439,6 +452,7 @@ class SqliteFrontier(FrontierCore):
                 self._dirty = merged
                 self._dirty_hosts = hosts | self._dirty_hosts
                 self._acked |= acked
+                self._dues = dues | self._dues
                 raise
             finally:
                 self._committing, self._committing_acked = {}, set()
@@ -448,7 +462,11 @@ class SqliteFrontier(FrontierCore):
                 self._cache_put(fp, None)
 
     def _commit_sync(
-        self, batch: dict[int, _Rec], hosts: dict[str, float], acked: set[int]
+        self,
+        batch: dict[int, _Rec],
+        hosts: dict[str, float],
+        acked: set[int],
+        dues: dict[int, float],
     ) -> None:
         conn = self._writer
         if conn is None:
@@ -492,6 +510,8 @@ class SqliteFrontier(FrontierCore):
                     conn.executemany(_UPDATE, updates)
                 if acked:  # after the inserts: a URL may be pushed and acked in one batch
                     conn.executemany(_DONE, [(fp,) for fp in sorted(acked)])
+                if dues:
+                    conn.executemany(_DUE_UPSERT, sorted(dues.items()))
                 if hosts:
                     conn.executemany(_HOST_UPSERT, list(hosts.items()))
                 conn.execute("COMMIT")
@@ -642,6 +662,10 @@ class SqliteFrontier(FrontierCore):
 
     def _on_returned(self, held: Held) -> None:
         self._leased.discard(held.fp)
+
+    def _on_rescheduled(self, held: Held, due: float) -> None:
+        self._leased.discard(held.fp)
+        self._dues[held.fp] = due
 
     def _on_host_delay(self, host: str, delay: float) -> None:
         self._dirty_hosts[host] = delay

@@ -49,6 +49,7 @@ from topicrawl.storage.schema import (
     KG_TABLES,
     PAGE_TOPIC_COLUMNS,
     PAGE_TOPIC_INDEXES,
+    REVISIT_TABLES,
     TRACKING_TABLES,
     Id,
     failures,
@@ -277,6 +278,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "dashboard search: pages.topic and link_scores, filter indexes, stored tsvector",
         _dashboard_search,
     ),
+    Migration(9, "revisits: page_history (every fetch of a page)", create_tables(*REVISIT_TABLES)),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -35,6 +35,7 @@ __all__ = [
     "KG_TABLES",
     "PAGE_TOPIC_COLUMNS",
     "PAGE_TOPIC_INDEXES",
+    "REVISIT_TABLES",
     "TRACKING_TABLES",
     "allocations",
     "failures",
@@ -47,6 +48,7 @@ __all__ = [
     "kg_relations",
     "labels",
     "metadata",
+    "page_history",
     "pages",
     "posts",
     "run_samples",
@@ -379,3 +381,25 @@ KG_TABLES: tuple[Table, ...] = (
     kg_entity_urls,
     kg_relation_urls,
 )
+
+
+# Revisits (issue #22, helper s15-revisit): every fetch of a page, not only the newest; the
+# newest row per URL also carries what a resumed crawl needs (validators, text hash).
+page_history = Table(
+    "page_history",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("url", Text, nullable=False),
+    Column("fetched_at", Double, nullable=False),
+    Column("status", Integer, nullable=False, comment="304: not modified"),
+    Column("content_hash", Text, nullable=True, comment="hash of the extracted text"),
+    Column("changed", Boolean, nullable=False, comment="changed since the previous fetch"),
+    Column("etag", Text, nullable=True),
+    Column("last_modified", Text, nullable=True),
+    Column("rate", Double, nullable=True, comment="estimated changes per day after this fetch"),
+    Column("due_at", Double, nullable=True, comment="when the page is due again"),
+    Column("run_id", Id, nullable=True),
+    Index("ix_page_history_url_fetched_at", "url", "fetched_at"),
+)
+
+REVISIT_TABLES: tuple[Table, ...] = (page_history,)
