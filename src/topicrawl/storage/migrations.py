@@ -45,6 +45,7 @@ from topicrawl.core.models import Link
 from topicrawl.storage.outlinks import encode_links
 from topicrawl.storage.rows import host_of
 from topicrawl.storage.schema import (
+    ACCOUNT_TABLES,
     FOCUS_TABLES,
     KG_TABLES,
     TRACKING_TABLES,
@@ -247,6 +248,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         7,
         "knowledge graph: entities, aliases, relations, entity and relation URLs",
         create_tables(*KG_TABLES),
+    ),
+    Migration(
+        8,
+        "microblog accounts: runs, accounts, follow edges, posts, tiers",
+        create_tables(*ACCOUNT_TABLES),
     ),
 )
 
