@@ -34,6 +34,7 @@ __all__ = [
     "activity",
     "edge_weights",
     "node_of",
+    "pagerank",
     "plain_pagerank",
     "recompute_due",
     "thread_of",
@@ -122,13 +123,22 @@ def edge_weights(
     return out
 
 
-def _graph(nodes: Iterable[str], weighted: Mapping[tuple[str, str], float]) -> nx.DiGraph:
+def pagerank(
+    nodes: Iterable[str], weighted: Mapping[tuple[str, str], float], *, damping: float = 0.85
+) -> dict[str, float]:
+    """PageRank where each node passes its rank along its out-edges in proportion to their
+    weights (networkx; dangling nodes spread evenly; self-loops ignored)."""
     graph = nx.DiGraph()
     graph.add_nodes_from(sorted(nodes))
     for (a, b), weight in weighted.items():
+        if not (weight > 0 and math.isfinite(weight)):
+            raise ConfigError(f"edge {a} -> {b} has weight {weight}; weights must be > 0")
         if a != b:
             graph.add_edge(a, b, weight=weight)
-    return graph
+    if graph.number_of_nodes() == 0:
+        return {}
+    ranks: dict[str, float] = nx.pagerank(graph, alpha=damping, weight="weight", tol=1e-12)
+    return ranks
 
 
 def weighted_pagerank(
@@ -137,25 +147,16 @@ def weighted_pagerank(
     signals: Mapping[str, AccountSignals],
     weights: InfluenceWeights | None = None,
 ) -> dict[str, float]:
-    """Each account's weighted PageRank (sums to 1 over ``nodes`` and the edges' ends)."""
+    """Each account's influence: :func:`pagerank` with :func:`edge_weights` (sums to 1)."""
     w = weights or InfluenceWeights()
-    edge_list = list(edges)
-    graph = _graph(nodes, edge_weights(edge_list, signals, w))
-    if graph.number_of_nodes() == 0:
-        return {}
-    ranks: dict[str, float] = nx.pagerank(graph, alpha=w.damping, weight="weight", tol=1e-10)
-    return ranks
+    return pagerank(nodes, edge_weights(edges, signals, w), damping=w.damping)
 
 
 def plain_pagerank(
     nodes: Iterable[str], edges: Iterable[tuple[str, str]], *, damping: float = 0.85
 ) -> dict[str, float]:
     """PageRank over the follow graph with every edge alike (the benchmark's baseline)."""
-    graph = _graph(nodes, dict.fromkeys(edges, 1.0))
-    if graph.number_of_nodes() == 0:
-        return {}
-    ranks: dict[str, float] = nx.pagerank(graph, alpha=damping, weight=None, tol=1e-10)
-    return ranks
+    return pagerank(nodes, dict.fromkeys(edges, 1.0), damping=damping)
 
 
 def node_of(account_id: str, nodes: Sequence[str] | Mapping[str, float]) -> str | None:

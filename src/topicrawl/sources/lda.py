@@ -39,7 +39,7 @@ _MAX_DOC_CHARS = 200_000  # an account's posts joined are cut here
 class LdaSettings:
     """The LDA filter's knobs (see the module docstring)."""
 
-    topics: int = 12
+    topics: int = 20
     top_topics: int = 5
     top_words: int = 20
     threshold: float = 0.3
