@@ -45,7 +45,8 @@ def test_film_accounts_score_above_the_others() -> None:
 
 def test_accounts_to_keep_are_kept_whatever_their_score() -> None:
     scores = LdaFilter(DOMAIN, settings=SETTINGS).score(CORPUS, keep={"cook1"})
-    assert scores["cook1"].kept and scores["cook1"].score < SETTINGS.threshold
+    assert scores["cook1"].kept
+    assert scores["cook1"].score < SETTINGS.threshold
 
 
 def test_a_domain_absent_from_the_posts_scores_nothing() -> None:
