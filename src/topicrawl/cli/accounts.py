@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import time
 from collections.abc import Coroutine
@@ -112,6 +113,13 @@ async def _run_pipeline(
     from topicrawl.storage.accountstore import AccountStore  # noqa: PLC0415
 
     token = os.environ.get("TOPICRAWL_MICROBLOG_TOKEN") or None
+    # Say so when the client waits for a rate limit to reset (it may wait minutes).
+    waits = logging.getLogger("topicrawl.sources.microblog")
+    if not waits.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        waits.addHandler(handler)
+        waits.setLevel(logging.INFO)
     async with AccountStore(db) as store, AccountsClient(api, token=token) as client:
         last = await store.last_done(client.source)
         if not force and not recompute_due(

@@ -74,6 +74,8 @@ class AccountServer(ThreadedServer):
         world: what to serve.
         host: loopback address; ``port`` 0 for an ephemeral one.
         rate_limit: requests allowed per ``rate_window`` seconds per client.
+        max_page: the most accounts (statuses: half of it, at least one) a page holds,
+            whatever ``limit`` asks (Mastodon: 80 and 40).
     """
 
     thread_name = "demo-accounts"
@@ -86,11 +88,14 @@ class AccountServer(ThreadedServer):
         port: int = 0,
         rate_limit: int = 300,
         rate_window: float = 300.0,
+        max_page: int = _MAX_ACCOUNTS,
     ) -> None:
         if not host.startswith("127."):
             raise ConfigError("the demo microblog listens on loopback (127.0.0.0/8) only")
-        if rate_limit < 1 or not rate_window > 0:
-            raise ConfigError("rate_limit must be >= 1 and rate_window > 0")
+        if rate_limit < 1 or not rate_window > 0 or max_page < 1:
+            raise ConfigError("rate_limit and max_page must be >= 1 and rate_window > 0")
+        self._max_accounts = min(max_page, _MAX_ACCOUNTS)
+        self._max_statuses = max(1, min(max_page // 2, _MAX_STATUSES))
         self.world = world
         self._host, self._port = host, port
         self._limit, self._window = rate_limit, rate_window
@@ -216,7 +221,7 @@ class AccountServer(ThreadedServer):
 
     async def _search(self, request: aioweb.Request) -> aioweb.Response:
         query = search_tokens(request.query.get("q", "")[:200])
-        limit = min(_MAX_ACCOUNTS, max(1, _int(request, "limit", 40) or 40))
+        limit = min(self._max_accounts, max(1, _int(request, "limit", 40) or 40))
         offset = max(0, _int(request, "offset", 0) or 0)
         scored = []
         for account_id, tokens in self._tokens.items():
@@ -235,7 +240,7 @@ class AccountServer(ThreadedServer):
         account = self._find(request)
         followed = self.world.following[account.id]
         # Mastodon pages follows by the follow record's id, newest first: here n .. 1.
-        limit = min(_MAX_ACCOUNTS, max(1, _int(request, "limit", 40) or 40))
+        limit = min(self._max_accounts, max(1, _int(request, "limit", 40) or 40))
         max_id = _int(request, "max_id", None)
         records = [(len(followed) - k, b) for k, b in enumerate(followed)]
         chosen = [(r, b) for r, b in records if max_id is None or r < max_id]
@@ -245,7 +250,7 @@ class AccountServer(ThreadedServer):
 
     async def _statuses(self, request: aioweb.Request) -> aioweb.Response:
         account = self._find(request)
-        limit = min(_MAX_STATUSES, max(1, _int(request, "limit", 20) or 20))
+        limit = min(self._max_statuses, max(1, _int(request, "limit", 20) or 20))
         max_id = _int(request, "max_id", None)
         since_id = _int(request, "since_id", None)
         chosen = [

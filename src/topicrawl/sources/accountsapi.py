@@ -148,7 +148,7 @@ class AccountsClient(MastodonClient):
         url = base
         query: dict[str, str] | None = dict(params)
         seen: set[str] = set()
-        given = 0
+        given = largest = 0
         for _ in range(_MAX_PAGES):
             asked = min(page_size, max_items - given)
             if query is not None:
@@ -172,10 +172,11 @@ class AccountsClient(MastodonClient):
             if fresh == 0:
                 return  # an empty page, or one the server repeated: the list is over
             next_url = _next_link(link, url)
+            largest = max(largest, len(body))
             if next_url is not None:
                 url, query = next_url, None
-            elif len(body) < asked:
-                return
+            elif len(body) < min(asked, largest):
+                return  # a short page: the last one (a server may cap pages below ``asked``)
             elif offset:
                 url, query = base, {**params, "offset": str(given)}
             else:
