@@ -75,7 +75,7 @@ def test_timelines_are_newest_first_and_reposts_point_at_originals() -> None:
 
 def test_follower_counts_include_the_follow_graph() -> None:
     world = AccountWorld.generate(NAMES, seed=5)
-    indegree = {a: 0 for a in world.accounts}
+    indegree = dict.fromkeys(world.accounts, 0)
     for follower, followed in world.following.items():
         assert follower not in followed
         for target in followed:
