@@ -7,21 +7,18 @@ way leaves the previous run's accounts as they were (its ``account_runs`` row sa
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from topicrawl.core.errors import StorageError
-from topicrawl.storage.opening import open_engine
+from topicrawl.storage.opening import SideStore
 from topicrawl.storage.schema import (
     account_follows,
     account_posts,
@@ -29,7 +26,6 @@ from topicrawl.storage.schema import (
     account_tiers,
     accounts,
 )
-from topicrawl.storage.target import WRITE_OPTION, parse_target
 
 __all__ = ["AccountRecord", "AccountStore", "PostRecord", "RunRecord"]
 
@@ -95,7 +91,7 @@ class RunRecord:
     error: str | None
 
 
-class AccountStore:
+class AccountStore(SideStore):
     """Reads and writes the account tables of one crawl database.
 
     Args:
@@ -103,44 +99,7 @@ class AccountStore:
         read_only: only read (the database must exist with a schema that has the tables).
     """
 
-    def __init__(self, url: str, *, read_only: bool = False, busy_timeout: float = 30.0) -> None:
-        self._target = parse_target(url)
-        self._read_only = read_only
-        self._busy_timeout = busy_timeout
-        self._engine: AsyncEngine | None = None
-
-    async def open(self) -> None:
-        """Connect (and, unless read-only, migrate). Raises StorageError when it cannot."""
-        if self._engine is None:
-            self._engine = await open_engine(
-                self._target,
-                busy_timeout=self._busy_timeout,
-                what="the account tables in",
-                read_only=self._read_only,
-            )
-
-    async def close(self) -> None:
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    @property
-    def engine(self) -> AsyncEngine:
-        if self._engine is None:
-            raise StorageError("the account store is not open (use `async with`)")
-        return self._engine
+    what = "the account tables in"
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -250,24 +209,6 @@ class AccountStore:
             rows = await self._fetch(select(func.count()).select_from(table))
             out[table.name] = int(rows[0][0])
         return out
-
-    # -- internals ----------------------------------------------------------------------------
-
-    @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncConnection]:
-        """A write transaction; a database error becomes :class:`StorageError`."""
-        try:
-            async with self.engine.execution_options(**{WRITE_OPTION: True}).begin() as conn:
-                yield conn
-        except SQLAlchemyError as exc:
-            raise StorageError(f"writing {self._target.display}: {exc}") from exc
-
-    async def _fetch(self, statement: Any) -> Sequence[Any]:
-        try:
-            async with self.engine.connect() as connection:
-                return (await connection.execute(statement)).all()
-        except SQLAlchemyError as exc:
-            raise StorageError(f"reading {self._target.display}: {exc}") from exc
 
 
 async def _upsert(
