@@ -70,8 +70,11 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-async def one_seed(seed: int, settings: AccountPipelineSettings) -> dict[str, Any]:
-    world = AccountWorld.generate(NAMES, seed=seed, fans=80, others=160)
+async def one_seed(
+    seed: int, settings: AccountPipelineSettings, mix: tuple[float, float]
+) -> dict[str, Any]:
+    focus, spill = mix
+    world = AccountWorld.generate(NAMES, seed=seed, fans=80, others=160, focus=focus, spill=spill)
     truth = world.true_matches()
     in_domain = world.in_domain()
     started = time.perf_counter()
@@ -167,12 +170,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--json", help="write every seed's numbers here")
+    parser.add_argument(
+        "--focus", type=float, default=0.75, help="share of a video account's posts on video"
+    )
+    parser.add_argument(
+        "--spill", type=float, default=0.1, help="share of another account's posts on video"
+    )
     args = parser.parse_args(argv)
     settings = AccountPipelineSettings()
-    rows = [asyncio.run(one_seed(seed, settings)) for seed in range(1, args.seeds + 1)]
+    mix = (args.focus, args.spill)
+    rows = [asyncio.run(one_seed(seed, settings, mix)) for seed in range(1, args.seeds + 1)]
     for row in rows:
         print(json.dumps(row, ensure_ascii=False))
-    print(f"\n{len(NAMES)} names, {args.seeds} seeds, pipeline defaults; mean (sd):")
+    print(
+        f"\n{len(NAMES)} names, {args.seeds} seeds, focus {args.focus}, spill {args.spill}, "
+        "pipeline defaults; mean (sd):"
+    )
     for step in ("exact", "affix", "fuzzy"):
         print(
             f"  match {step:5}: precision {_mean(rows, f'match_{step}', 'precision')}, "

@@ -127,9 +127,12 @@ class AccountWorld:
         others: int = 120,
         days: float = 14.0,
         max_posts: int = 60,
+        focus: float = 0.75,
+        spill: float = 0.1,
     ) -> AccountWorld:
         """A world around ``entities`` (names, 2 to 100 characters each), identical for
-        identical arguments.
+        identical arguments. ``focus`` is the share of a video account's posts about video,
+        ``spill`` the share of another account's.
 
         Raises:
             ConfigError: no usable name, or counts out of range.
@@ -139,6 +142,8 @@ class AccountWorld:
             raise ConfigError("the demo accounts need at least one entity name (2-100 characters)")
         if fans < 0 or others < 0 or not days > 0 or max_posts < 1:
             raise ConfigError("fans >= 0, others >= 0, days > 0 and max_posts >= 1 required")
+        if not 0 <= spill <= focus <= 1:
+            raise ConfigError("0 <= spill <= focus <= 1 required")
         rng = random.Random(seed)
         made: list[DemoAccount] = []
 
@@ -188,7 +193,9 @@ class AccountWorld:
                 followers[target] += 1
         for a in made:  # followers from outside the sample, noisy around influence
             followers[a.id] += int(40 * a.influence * rng.lognormvariate(0.0, 0.8))
-        posts = _timelines(made, following, names, rng, days=days, max_posts=max_posts)
+        posts = _timelines(
+            made, following, names, rng, days=days, max_posts=max_posts, mix=(focus, spill)
+        )
         flat = {s.id: s for tl in posts.values() for s in tl}
         return cls(
             accounts=MappingProxyType(by_id),
@@ -307,15 +314,16 @@ def _timelines(
     *,
     days: float,
     max_posts: int,
+    mix: tuple[float, float],
 ) -> dict[str, tuple[DemoStatus, ...]]:
     topics = {t.id: t for t in _OFF_TOPICS}
     drafts: dict[str, list[DemoStatus]] = {}
     for a in made:
         own: list[DemoStatus] = []
         for _ in range(max(3, min(max_posts, int(a.activity * days)))):
-            # A video account talks of other things a quarter of the time, another account
-            # of films one time in ten: the filter must read the whole timeline.
-            on_video = rng.random() < (0.75 if a.domain else 0.1)
+            # A video account talks of other things now and then, another account of films:
+            # the filter must read the whole timeline.
+            on_video = rng.random() < (mix[0] if a.domain else mix[1])
             if on_video:
                 vocab = VIDEO_WORDS[a.lang]
                 mention = rng.choice(names) if rng.random() < 0.6 else None

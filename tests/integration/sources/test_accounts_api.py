@@ -11,6 +11,7 @@ from topicrawl.core.errors import PermanentFetchError
 from topicrawl.demoweb.accounts import AccountWorld
 from topicrawl.demoweb.accountserver import AccountServer
 from topicrawl.sources.accountsapi import AccountsClient
+from topicrawl.sources.microblog import MalformedResponse
 
 NAMES = ["张艺谋", "巩俐", "流浪地球", "Christopher Nolan", "Gong Li", "Breaking Bad"]
 
@@ -98,8 +99,12 @@ async def test_a_server_that_repeats_its_page_forever_is_left(unused_tcp_port: i
         link = f'<http://127.0.0.1:{unused_tcp_port}/api/v1/accounts/1/following>; rel="next"'
         return web.json_response(body, headers={"Link": link})
 
+    async def not_a_list(request: web.Request) -> web.Response:
+        return web.json_response({"error": "nope"})
+
     app = web.Application()
     app.router.add_get("/api/v1/accounts/{id}/following", looping)
+    app.router.add_get("/api/v1/accounts/{id}/statuses", not_a_list)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", unused_tcp_port).start()
@@ -108,5 +113,7 @@ async def test_a_server_that_repeats_its_page_forever_is_left(unused_tcp_port: i
             got = await client.following("1", max_accounts=100)
             assert [a.id for a in got] == ["1"]
             assert client.requests == 2
+            with pytest.raises(MalformedResponse, match="JSON list"):
+                await client.statuses("1")
     finally:
         await runner.cleanup()

@@ -99,3 +99,15 @@ def test_bad_input_is_refused_with_its_reason(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["accounts", "show", "--db", str(tmp_path / "none.db")])
     assert missing.exit_code == 2
     assert "does not exist" in missing.output
+
+
+def test_an_unreachable_server_fails_the_run_and_says_so(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    args = ["accounts", "run", "--api", "http://127.0.0.1:9/", "--db", db, "--name", "Gong Li"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 3, result.output
+    assert "cannot reach" in result.output
+    counts, rows, runs = asyncio.run(_stored(db))
+    assert [(r.status, r.error is not None) for r in runs] == [("failed", True)]
+    assert rows == []
+    assert counts["accounts"] == 0
