@@ -63,6 +63,7 @@ NAMES = (
     "Bong Joon-ho",
     "Cate Blanchett",
 )
+SWEEP = (0.1, 0.2, 0.3, 0.4, 0.5)
 KIND_STEP = {"exact": MatchStep.EXACT, "affix": MatchStep.AFFIX, "near": MatchStep.FUZZY}
 
 
@@ -117,6 +118,13 @@ async def one_seed(
         "precision": _ratio(sum(1 for a in kept if a in in_domain), len(kept)),
         "recall": _ratio(sum(1 for a in kept if a in in_domain), len(domain_judged)),
     }
+    for cut in SWEEP:
+        chosen = [a for a in judged if run.scores[a].score >= cut]
+        right = sum(1 for a in chosen if a in in_domain)
+        out[f"lda_at_{cut}"] = {
+            "precision": _ratio(right, len(chosen)),
+            "recall": _ratio(right, len(domain_judged)),
+        }
     final = [a for a in run.graph.accounts if run.scores[a].kept]
     graph_domain = [a for a in run.graph.accounts if a in in_domain]
     out["kept_final"] = {
@@ -197,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         f"  LDA filter (judged accounts): precision {_mean(rows, 'lda_judged', 'precision')}, "
         f"recall {_mean(rows, 'lda_judged', 'recall')}"
     )
+    for cut in SWEEP:
+        print(
+            f"    threshold {cut}: precision {_mean(rows, f'lda_at_{cut}', 'precision')}, "
+            f"recall {_mean(rows, f'lda_at_{cut}', 'recall')}"
+        )
     print(
         f"  kept set (whole graph): precision {_mean(rows, 'kept_final', 'precision')}, "
         f"recall {_mean(rows, 'kept_final', 'recall')}"

@@ -13,11 +13,12 @@ given to the kept accounts only.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from topicrawl.core.errors import ConfigError
+from topicrawl.core.errors import ConfigError, PermanentFetchError
 from topicrawl.revisit.influence import (
     AccountSignals,
     InfluenceWeights,
@@ -62,6 +63,8 @@ VIDEO_DOMAIN_WORDS: tuple[str, ...] = (
     "剧集",
     "影评",
 )
+
+_log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 
@@ -239,7 +242,11 @@ async def _timelines(
 
     async def one(account_id: str) -> None:
         async with gate:
-            out[account_id] = await client.statuses(account_id, max_posts=s.max_posts)
+            try:
+                out[account_id] = await client.statuses(account_id, max_posts=s.max_posts)
+            except PermanentFetchError as exc:  # private or gone: judged on no posts
+                _log.warning("posts of account %s not readable: %s", account_id, exc)
+                out[account_id] = []
             report("posts", len(out), len(ids))
 
     async with asyncio.TaskGroup() as group:

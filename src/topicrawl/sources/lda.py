@@ -89,7 +89,8 @@ class LdaFilter:
     ) -> dict[str, DomainScore]:
         """Each document's :class:`DomainScore`; ``kept`` is score >= threshold or in ``keep``.
 
-        With no word in common between the documents and the domain every score is 0.
+        With no word in common between the documents and the domain every score is 0; so is
+        the score of a document with no word.
         """
         ids = sorted(documents)
         texts = [documents[i][:_MAX_DOC_CHARS] for i in ids]
@@ -109,7 +110,11 @@ class LdaFilter:
         phi = lda.components_ / lda.components_.sum(axis=1, keepdims=True)  # topics x words
         topic_sim, top_words = self._topic_similarity(phi, list(vocab))
         out: dict[str, DomainScore] = {}
+        lengths = np.asarray(counts.sum(axis=1)).ravel()
         for row, account in enumerate(ids):
+            if lengths[row] == 0:  # no word: LDA would give it the prior, not evidence
+                out[account] = DomainScore(account, 0.0, (), (), account in keep)
+                continue
             order = np.argsort(-theta[row], kind="stable")[: s.top_topics]
             value = float(sum(theta[row, t] * topic_sim[t] for t in order))
             value = min(1.0, max(0.0, value))

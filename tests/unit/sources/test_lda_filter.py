@@ -65,3 +65,10 @@ def test_empty_documents_and_bad_settings() -> None:
         LdaSettings(threshold=1.5)
     with pytest.raises(ConfigError):
         LdaSettings(top_words=0)
+
+
+def test_an_account_with_no_posts_scores_nothing_among_others() -> None:
+    scores = LdaFilter(DOMAIN, settings=SETTINGS).score({**CORPUS, "silent": ""}, keep={"silent"})
+    assert scores["silent"].score == 0.0
+    assert scores["silent"].kept
+    assert scores["silent"].topics == ()
