@@ -29,13 +29,15 @@ import time
 from typing import Any
 
 from scipy.stats import spearmanr
+from sklearn.metrics import roc_auc_score
 
 from topicrawl.demoweb.accounts import AccountWorld
 from topicrawl.demoweb.accountserver import AccountServer
-from topicrawl.engine.accounts import AccountPipelineSettings, run_account_pipeline
+from topicrawl.engine.accounts import AccountPipelineSettings, AccountRun, run_account_pipeline
 from topicrawl.revisit.influence import plain_pagerank
 from topicrawl.sources.accounts import MatchStep
 from topicrawl.sources.accountsapi import AccountsClient
+from topicrawl.text.tokenize import Tokenizer
 
 NAMES = (
     "张艺谋",
@@ -125,6 +127,15 @@ async def one_seed(
             "precision": _ratio(right, len(chosen)),
             "recall": _ratio(right, len(domain_judged)),
         }
+    # threshold-free: ROC AUC of the LDA score and of a plain keyword share (the fraction of
+    # an account's words that are domain words or entity names) over the judged accounts
+    labels = [a in in_domain for a in judged]
+    if 0 < sum(labels) < len(labels):
+        share = _keyword_share(run, settings, judged)
+        out["auc"] = {
+            "lda": float(roc_auc_score(labels, [run.scores[a].score for a in judged])),
+            "keyword_share": float(roc_auc_score(labels, [share[a] for a in judged])),
+        }
     final = [a for a in run.graph.accounts if run.scores[a].kept]
     graph_domain = [a for a in run.graph.accounts if a in in_domain]
     out["kept_final"] = {
@@ -159,12 +170,28 @@ async def one_seed(
     return out
 
 
+def _keyword_share(
+    run: AccountRun, settings: AccountPipelineSettings, ids: list[str]
+) -> dict[str, float]:
+    words = [*settings.domain_words, *NAMES]
+    tokenizer = Tokenizer(user_words=words)
+    domain = {t for w in words for t in tokenizer.tokens(w)}
+    texts: dict[str, list[str]] = {}
+    for post in run.posts:
+        texts.setdefault(post.account_id, []).append(post.text)
+    share = {}
+    for account in ids:
+        tokens = tokenizer.tokens("\n".join(texts.get(account, [])))
+        share[account] = sum(t in domain for t in tokens) / len(tokens) if tokens else 0.0
+    return share
+
+
 def _mean(rows: list[dict[str, Any]], *path: str) -> str:
     values = []
     for row in rows:
         value: Any = row
         for key in path:
-            value = value[key]
+            value = value.get(key) if isinstance(value, dict) else None
         if value is not None:
             values.append(float(value))
     if not values:
@@ -210,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
             f"    threshold {cut}: precision {_mean(rows, f'lda_at_{cut}', 'precision')}, "
             f"recall {_mean(rows, f'lda_at_{cut}', 'recall')}"
         )
+    print(
+        f"  ROC AUC over the judged accounts: LDA {_mean(rows, 'auc', 'lda')}, "
+        f"keyword share {_mean(rows, 'auc', 'keyword_share')}"
+    )
     print(
         f"  kept set (whole graph): precision {_mean(rows, 'kept_final', 'precision')}, "
         f"recall {_mean(rows, 'kept_final', 'recall')}"
