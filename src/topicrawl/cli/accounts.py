@@ -271,7 +271,7 @@ def show(
             f"{row['domain_score']:.2f}" if row["domain_score"] is not None else "",
             "yes" if row["kept"] else "no",
             f"{row['influence']:.4f}" if row["influence"] is not None else "",
-            f"{row['tier']} ({row['revisit_days']:g} d)" if row["tier"] else "",
+            f"{row['tier']} ({_period(row['revisit_days'])})" if row["tier"] else "",
             escape(f"{row['node'] or ''}/{row['thread'] if row['thread'] is not None else ''}"),
         )
     out.print(table)
@@ -285,6 +285,11 @@ def show(
             str(r.matched), str(r.accounts), str(r.kept),
         )  # fmt: skip
     out.print(history)
+
+
+def _period(days: float) -> str:
+    """A revisit period for people: days, or seconds when a demo shortened the day."""
+    return f"{days:g} d" if days >= 1 else f"{days * 86_400:.3g} s"
 
 
 @app.command("demo-server")

@@ -246,7 +246,8 @@ class AccountServer(ThreadedServer):
         chosen = [(r, b) for r, b in records if max_id is None or r < max_id]
         page = chosen[:limit]
         body = [self._account_json(self.world.accounts[b]) for _, b in page]
-        return self._with_link(request, body, str(page[-1][0]) if len(chosen) > limit else None)
+        more = str(page[-1][0]) if len(chosen) > limit else None
+        return self._with_link(request, body, more, str(page[0][0]) if page else None)
 
     async def _statuses(self, request: aioweb.Request) -> aioweb.Response:
         account = self._find(request)
@@ -260,16 +261,26 @@ class AccountServer(ThreadedServer):
         ]
         page = chosen[:limit]
         body = [self._status_json(s) for s in page]
-        return self._with_link(request, body, str(page[-1].id) if len(chosen) > limit else None)
+        more = str(page[-1].id) if len(chosen) > limit else None
+        return self._with_link(request, body, more, str(page[0].id) if page else None)
 
     def _with_link(
-        self, request: aioweb.Request, body: list[dict[str, Any]], next_max: str | None
+        self,
+        request: aioweb.Request,
+        body: list[dict[str, Any]],
+        next_max: str | None,
+        prev_min: str | None,
     ) -> aioweb.Response:
+        """The page, with Mastodon's Link header: ``next`` while more remain, ``prev`` on
+        every non-empty page (so a client knows this server pages by Link headers)."""
         response = aioweb.json_response(body)
+        query = {k: v for k, v in request.query.items() if k not in {"max_id", "min_id"}}
+        path = f"{self._base}{request.path.lstrip('/')}"
+        links = []
         if next_max is not None:
-            query = {k: v for k, v in request.query.items() if k != "max_id"}
-            target = (
-                f"{self._base}{request.path.lstrip('/')}?{urlencode({**query, 'max_id': next_max})}"
-            )
-            response.headers["Link"] = f'<{target}>; rel="next"'
+            links.append(f'<{path}?{urlencode({**query, "max_id": next_max})}>; rel="next"')
+        if prev_min is not None:
+            links.append(f'<{path}?{urlencode({**query, "min_id": prev_min})}>; rel="prev"')
+        if links:
+            response.headers["Link"] = ", ".join(links)
         return response

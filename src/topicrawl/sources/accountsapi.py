@@ -141,7 +141,11 @@ class AccountsClient(MastodonClient):
         *,
         offset: bool = False,
     ) -> AsyncIterator[dict[str, Any]]:
-        """JSON objects of a paged list: Link ``rel="next"``, else ``max_id`` (or ``offset``)."""
+        """JSON objects of a paged list: Link ``rel="next"``, else ``max_id`` (or ``offset``).
+
+        A Link header without ``next`` ends the list; without any Link header a page shorter
+        than the longest seen so far does (a server may cap pages below the asked limit).
+        """
         if max_items < 1:
             return
         base = urljoin(self.base_url, path)
@@ -175,6 +179,8 @@ class AccountsClient(MastodonClient):
             largest = max(largest, len(body))
             if next_url is not None:
                 url, query = next_url, None
+            elif link:
+                return  # the server pages with Link headers and names no next page
             elif len(body) < min(asked, largest):
                 return  # a short page: the last one (a server may cap pages below ``asked``)
             elif offset:

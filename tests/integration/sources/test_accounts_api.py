@@ -84,6 +84,7 @@ async def test_rate_limits_are_waited_for(world: AccountWorld) -> None:
                 await first.statuses(account, max_posts=1)
             assert first.waited > 0  # remaining hit 0: it waited for the reset, not a 429
         assert srv.rejected == 0
+    async with AccountServer(world, rate_limit=3, rate_window=1.0) as srv:
         async with AccountsClient(srv.base_url) as spender, AccountsClient(srv.base_url) as other:
             for _ in range(3):
                 await spender.statuses(account, max_posts=1)
