@@ -16,12 +16,8 @@ window) the server answers 429 with ``Retry-After``.
 
 from __future__ import annotations
 
-import math
 import re
-import threading
-import time
 import unicodedata
-from collections import deque
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -29,7 +25,8 @@ from aiohttp import web as aioweb
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.demoweb.accounts import AccountWorld, DemoAccount, DemoStatus
-from topicrawl.demoweb.microblog import MicroPost, _iso, status_json
+from topicrawl.demoweb.microblog import MicroPost, status_json
+from topicrawl.demoweb.ratelimit import RateWindow
 from topicrawl.demoweb.threaded import ThreadedServer
 
 __all__ = ["AccountServer", "search_tokens"]
@@ -98,13 +95,9 @@ class AccountServer(ThreadedServer):
         self._max_statuses = max(1, min(max_page // 2, _MAX_STATUSES))
         self.world = world
         self._host, self._port = host, port
-        self._limit, self._window = rate_limit, rate_window
-        self._hits: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
+        self._limit = RateWindow(rate_limit, rate_window)
         self._runner: aioweb.AppRunner | None = None
         self._base = ""
-        self.requests = 0
-        self.rejected = 0
         self._tokens = {
             a.id: search_tokens(f"{a.display_name} {a.username}") for a in world.accounts.values()
         }
@@ -142,29 +135,22 @@ class AccountServer(ThreadedServer):
 
     # -- rate limit ---------------------------------------------------------------------------
 
+    @property
+    def requests(self) -> int:
+        """Requests received (refused ones too)."""
+        return self._limit.requests
+
+    @property
+    def rejected(self) -> int:
+        """Requests refused with a 429."""
+        return self._limit.rejected
+
     @aioweb.middleware
     async def _rate_middleware(
         self, request: aioweb.Request, handler: Any
     ) -> aioweb.StreamResponse:
-        now = time.time()
-        with self._lock:
-            self.requests += 1
-            hits = self._hits.setdefault(request.remote or "?", deque())
-            while hits and hits[0] <= now - self._window:
-                hits.popleft()
-            allowed = len(hits) < self._limit
-            if allowed:
-                hits.append(now)
-            else:
-                self.rejected += 1
-            reset = (hits[0] if hits else now) + self._window
-            headers = {
-                "X-RateLimit-Limit": str(self._limit),
-                "X-RateLimit-Remaining": str(max(0, self._limit - len(hits))),
-                "X-RateLimit-Reset": _iso(reset),
-            }
+        headers, allowed = self._limit.hit(request.remote or "?")
         if not allowed:
-            headers["Retry-After"] = str(max(1, math.ceil(reset - now)))
             return aioweb.json_response({"error": "Too many requests"}, status=429, headers=headers)
         response: aioweb.StreamResponse = await handler(request)
         response.headers.update(headers)
