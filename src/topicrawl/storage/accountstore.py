@@ -104,7 +104,8 @@ class AccountStore(SideStore):
     # -- runs ---------------------------------------------------------------------------------
 
     async def start_run(self, source: str, *, entities: int, settings: Mapping[str, Any]) -> int:
-        """A new run row (status running); returns its id."""
+        """A new run row (status running); returns its id. Runs on ``source`` still marked
+        running (their process was killed) become ``abandoned``: one run a source at a time."""
         row = {
             "source": source,
             "started_at": time.time(),
@@ -117,6 +118,11 @@ class AccountStore(SideStore):
             "settings": json.dumps(dict(settings), sort_keys=True, default=str),
         }
         async with self._write() as connection:
+            await connection.execute(
+                update(account_runs)
+                .where(account_runs.c.source == source, account_runs.c.status == "running")
+                .values(status="abandoned", error="a later run started before it finished")
+            )
             result = await connection.execute(insert(account_runs).values(**row))
             key = result.inserted_primary_key
         if key is None:
