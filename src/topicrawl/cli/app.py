@@ -56,6 +56,11 @@ from topicrawl.cli.kg import kg_overrides  # noqa: E402
 
 app.add_typer(kg_app, name="kg")
 # -- end kg --
+# -- accounts (helper s15-micro) --
+from topicrawl.cli.accounts import app as accounts_app  # noqa: E402
+
+app.add_typer(accounts_app, name="accounts")
+# -- end accounts --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = 2

@@ -25,10 +25,8 @@ import enum
 import html
 import math
 import random
-import threading
 import time
 import zlib
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +37,7 @@ from urllib.parse import quote, urlencode
 from aiohttp import web as aioweb
 
 from topicrawl.core.errors import ConfigError
+from topicrawl.demoweb.ratelimit import RateWindow
 from topicrawl.demoweb.text import LOCAL_NEWS, Topic, Vocabulary, topic_by_id
 from topicrawl.demoweb.threaded import ThreadedServer
 from topicrawl.topics.ahp import HeatWeights, PostEngagement, default_heat_weights, post_heat
@@ -565,16 +564,11 @@ class MicroblogServer(ThreadedServer):
         self._host = host
         self._port = port
         self._period_seconds = period_seconds
-        self._rate_limit = rate_limit
-        self._rate_window = rate_window
         self._period = 0
         self._started_at = 0.0
         self._runner: aioweb.AppRunner | None = None
         self._base = ""
-        self._hits: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-        self.requests = 0
-        self.rejected = 0
+        self._limit = RateWindow(rate_limit, rate_window)
 
     # -- periods -----------------------------------------------------------------------------
 
@@ -630,7 +624,7 @@ class MicroblogServer(ThreadedServer):
         self._runner = runner
         self._base = f"http://{self._host}:{port}/"
         self._started_at = time.monotonic()
-        self._hits.clear()
+        self._limit.clear()
         return self._base
 
     async def stop(self) -> None:
@@ -640,29 +634,19 @@ class MicroblogServer(ThreadedServer):
 
     # -- requests ----------------------------------------------------------------------------
 
+    @property
+    def requests(self) -> int:
+        """Requests received (refused ones too)."""
+        return self._limit.requests
+
+    @property
+    def rejected(self) -> int:
+        """Requests refused with a 429."""
+        return self._limit.rejected
+
     def _rate(self, request: aioweb.Request) -> tuple[dict[str, str], bool]:
         """Rate-limit headers for this request, and whether it is over the limit."""
-        client = request.remote or "?"
-        now = time.time()
-        with self._lock:
-            self.requests += 1
-            hits = self._hits.setdefault(client, deque())
-            while hits and hits[0] <= now - self._rate_window:
-                hits.popleft()
-            allowed = len(hits) < self._rate_limit
-            if allowed:
-                hits.append(now)
-            else:
-                self.rejected += 1
-            reset = (hits[0] if hits else now) + self._rate_window
-            remaining = max(0, self._rate_limit - len(hits))
-        headers = {
-            "X-RateLimit-Limit": str(self._rate_limit),
-            "X-RateLimit-Remaining": str(remaining),
-            "X-RateLimit-Reset": _iso(reset),
-        }
-        if not allowed:
-            headers["Retry-After"] = str(max(1, math.ceil(reset - now)))
+        headers, allowed = self._limit.hit(request.remote or "?")
         return headers, not allowed
 
     def _visible(self) -> list[MicroPost]:
@@ -748,18 +732,7 @@ class MicroblogServer(ThreadedServer):
         self, request: aioweb.Request, body: object, page: _Page | None
     ) -> aioweb.Response:
         """Answer with the headers of the hit already counted by :meth:`_limited`."""
-        with self._lock:
-            hits = self._hits.get(request.remote or "?", deque())
-            remaining = max(0, self._rate_limit - len(hits))
-            reset = (hits[0] if hits else time.time()) + self._rate_window
-        response = aioweb.json_response(
-            body,
-            headers={
-                "X-RateLimit-Limit": str(self._rate_limit),
-                "X-RateLimit-Remaining": str(remaining),
-                "X-RateLimit-Reset": _iso(reset),
-            },
-        )
+        response = aioweb.json_response(body, headers=self._limit.headers(request.remote or "?"))
         if page is not None:
             link = self._link_header(request, page)
             if link:

@@ -45,6 +45,7 @@ from topicrawl.core.models import Link
 from topicrawl.storage.outlinks import encode_links
 from topicrawl.storage.rows import host_of
 from topicrawl.storage.schema import (
+    ACCOUNT_TABLES,
     FOCUS_TABLES,
     KG_TABLES,
     PAGE_TOPIC_COLUMNS,
@@ -279,6 +280,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         _dashboard_search,
     ),
     Migration(9, "revisits: page_history (every fetch of a page)", create_tables(*REVISIT_TABLES)),
+    Migration(
+        10,
+        "microblog accounts: runs, accounts, follow edges, posts, tiers",
+        create_tables(*ACCOUNT_TABLES),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

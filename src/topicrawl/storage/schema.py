@@ -31,12 +31,18 @@ from sqlalchemy import (
 )
 
 __all__ = [
+    "ACCOUNT_TABLES",
     "FOCUS_TABLES",
     "KG_TABLES",
     "PAGE_TOPIC_COLUMNS",
     "PAGE_TOPIC_INDEXES",
     "REVISIT_TABLES",
     "TRACKING_TABLES",
+    "account_follows",
+    "account_posts",
+    "account_runs",
+    "account_tiers",
+    "accounts",
     "allocations",
     "failures",
     "focus_states",
@@ -403,3 +409,100 @@ page_history = Table(
 )
 
 REVISIT_TABLES: tuple[Table, ...] = (page_history,)
+# -- microblog accounts (migration 10; see topicrawl.engine.accounts) ---------------------------
+# One row per run of `topicrawl accounts run`: what it was given, what it found, how it ended.
+account_runs = Table(
+    "account_runs",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("source", Text, nullable=False, comment="the microblog server's host"),
+    Column("started_at", Double, nullable=False),
+    Column("finished_at", Double, nullable=True),
+    Column("status", Text, nullable=False, comment="running, done or failed"),
+    Column("entities", Integer, nullable=False),
+    Column("matched", Integer, nullable=False),
+    Column("accounts", Integer, nullable=False),
+    Column("edges", Integer, nullable=False),
+    Column("kept", Integer, nullable=False),
+    Column("settings", Text, nullable=False, comment="JSON"),
+    Column("error", Text, nullable=True),
+)
+
+# An account at its latest run: match, hop, LDA score, influence, tier and where it is worked.
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("source", Text, nullable=False),
+    Column("account_id", Text, nullable=False),
+    Column("username", Text, nullable=False),
+    Column("display_name", Text, nullable=False),
+    Column("followers", BigInteger, nullable=False),
+    Column("following", BigInteger, nullable=False),
+    Column("statuses", BigInteger, nullable=False),
+    Column("hop", Integer, nullable=True),
+    Column("match_name", Text, nullable=True),
+    Column("match_step", Integer, nullable=True, comment="1 exact, 2 affix, 3 fuzzy"),
+    Column("match_score", Double, nullable=True),
+    Column("domain_score", Double, nullable=True),
+    Column("kept", Boolean, nullable=False),
+    Column("activity", Double, nullable=False, comment="posts a day"),
+    Column("influence", Double, nullable=True),
+    Column("tier", Integer, nullable=True),
+    Column("revisit_days", Double, nullable=True),
+    Column("next_visit_at", Double, nullable=True),
+    Column("node", Text, nullable=True),
+    Column("thread", Integer, nullable=True),
+    Column("run_id", Id, nullable=False, index=True),
+    Column("updated_at", Double, nullable=False),
+    PrimaryKeyConstraint("source", "account_id"),
+)
+
+account_follows = Table(
+    "account_follows",
+    metadata,
+    Column("source", Text, nullable=False),
+    Column("follower", Text, nullable=False),
+    Column("followee", Text, nullable=False),
+    Column("run_id", Id, nullable=False),
+    PrimaryKeyConstraint("source", "follower", "followee"),
+    Index("ix_account_follows_followee", "source", "followee"),
+)
+
+# A status on an account's timeline (``original_id`` set for a repost: the reposted status).
+account_posts = Table(
+    "account_posts",
+    metadata,
+    Column("source", Text, nullable=False),
+    Column("account_id", Text, nullable=False),
+    Column("post_id", Text, nullable=False),
+    Column("original_id", Text, nullable=True),
+    Column("author", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Column("reposts", Integer, nullable=False),
+    Column("likes", Integer, nullable=False),
+    Column("comments", Integer, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("run_id", Id, nullable=False),
+    PrimaryKeyConstraint("source", "account_id", "post_id"),
+)
+
+# Each run's influence and tier per account: the history the weekly recompute leaves.
+account_tiers = Table(
+    "account_tiers",
+    metadata,
+    Column("run_id", Id, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("account_id", Text, nullable=False),
+    Column("influence", Double, nullable=False),
+    Column("tier", Integer, nullable=True),
+    PrimaryKeyConstraint("run_id", "source", "account_id"),
+)
+
+ACCOUNT_TABLES: tuple[Table, ...] = (
+    account_runs,
+    accounts,
+    account_follows,
+    account_posts,
+    account_tiers,
+)
