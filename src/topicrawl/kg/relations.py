@@ -22,6 +22,7 @@ __all__ = ["PATTERNS", "RelationPattern", "extract_relations"]
 _SENTENCE = re.compile(r"[^.!?;\n。！？；]+[.!?;。！？；]?")
 _EVIDENCE = 300
 _MAX_GAP = 60  # characters between two mentions at most for a pattern to apply
+_LETTER = re.compile(r"[^\W\d_]")  # every pattern has a word between (or after) the two
 _PATTERN_BASE = 0.6
 _KB_BASE = 0.3
 
@@ -117,46 +118,69 @@ def _sentence_relations(
     patterns: Sequence[RelationPattern],
     evidence: str,
 ) -> list[RelationMention]:
+    """The pairs of mentions close enough for a pattern, each tried against the patterns,
+    and the pairs further apart that the KB relates (found through each entity's
+    neighbours, not by trying every pair: a line of code names dozens of types)."""
     relations = []
+    keys = {mention.entity for mention in inside}
+    # Mentions that start later than each mention ends: the pairs of the sentence.
+    seen: set[tuple[str, str]] = set()
     for i, first in enumerate(inside):
-        for second in inside[i + 1 :]:
+        near_to = i + 1
+        while near_to < len(inside) and inside[near_to].start - first.end <= _MAX_GAP:
+            near_to += 1
+        for second in inside[i + 1 : near_to]:
             if first.entity == second.entity:
                 continue
-            near = second.start - first.end <= _MAX_GAP
-            if not near and not kb.relations_between(first.entity, second.entity):
-                continue
-            sureness = min(first.score, second.score)
-            between = text[first.end : second.start]
-            typed = False
-            if near:
-                after = text[second.end : second.end + 10]
-                for pattern in patterns:
-                    if not pattern.between.fullmatch(between):
-                        continue
-                    if pattern.after is not None and not pattern.after.match(after):
-                        continue
-                    subject, obj = (second, first) if pattern.reverse else (first, second)
-                    confidence = _PATTERN_BASE + (1 - _PATTERN_BASE) * sureness
-                    relations.append(
-                        RelationMention(
-                            subject.entity, pattern.relation, obj.entity, confidence, evidence
-                        )
-                    )
-                    typed = True
-                    break
-            if not typed:
-                relations.extend(_known(first, second, kb, sureness, evidence))
+            typed = _typed(text, first, second, patterns, evidence)
+            if typed is not None:
+                relations.append(typed)
+            else:
+                seen.add((first.entity, second.entity))
+                relations.extend(_known(first, second, kb, evidence))
+        related = kb.neighbours(first.entity) & keys
+        if not related:
+            continue
+        for second in inside[near_to:]:
+            pair = (first.entity, second.entity)
+            if second.entity in related and pair not in seen:
+                seen.add(pair)
+                relations.extend(_known(first, second, kb, evidence))
     return relations
+
+
+def _typed(
+    text: str,
+    first: EntityMention,
+    second: EntityMention,
+    patterns: Sequence[RelationPattern],
+    evidence: str,
+) -> RelationMention | None:
+    """The relation a pattern reads in the words between two close mentions, if one does."""
+    between = text[first.end : second.start]
+    if _LETTER.search(between) is None:  # ", " or "(": most pairs on a page of code
+        return None
+    after = text[second.end : second.end + 10]
+    for pattern in patterns:
+        if not pattern.between.fullmatch(between):
+            continue
+        if pattern.after is not None and not pattern.after.match(after):
+            continue
+        subject, obj = (second, first) if pattern.reverse else (first, second)
+        sureness = min(first.score, second.score)
+        confidence = _PATTERN_BASE + (1 - _PATTERN_BASE) * sureness
+        return RelationMention(subject.entity, pattern.relation, obj.entity, confidence, evidence)
+    return None
 
 
 def _known(
     first: EntityMention,
     second: EntityMention,
     kb: KnowledgeBase,
-    sureness: float,
     evidence: str,
 ) -> list[RelationMention]:
     """The KB's own relations between two co-occurring entities, seen again on the page."""
+    sureness = min(first.score, second.score)
     return [
         RelationMention(
             r.subject, r.type, r.object, _KB_BASE * r.confidence * (0.5 + sureness / 2), evidence
