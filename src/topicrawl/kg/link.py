@@ -92,6 +92,7 @@ class _PageContext:
     def __init__(self, text: str) -> None:
         self._text = text
         self._page: frozenset[str] | None = None
+        self._windows: dict[int, frozenset[str]] = {}  # by the first span's start
 
     @property
     def page(self) -> frozenset[str]:
@@ -102,11 +103,15 @@ class _PageContext:
 
     def around(self, spans: Sequence[Span]) -> frozenset[str]:
         """The tokens within the window around each of ``spans`` (a word the window's edge
-        cuts counts with its part inside)."""
+        cuts counts with its part inside). Read once per name: both passes ask."""
+        known = self._windows.get(spans[0].start)
+        if known is not None:
+            return known
         tokens: set[str] = set()
         for span in spans:
             tokens |= context_tokens(self._text[max(0, span.start - _WINDOW) : span.end + _WINDOW])
-        return frozenset(tokens)
+        self._windows[spans[0].start] = window = frozenset(tokens)
+        return window
 
 
 class Linker:
@@ -124,8 +129,11 @@ class Linker:
         self._aliases = list(by_alias)
         # The aliases by length, for the fuzzy match: a rapidfuzz ratio of at least c needs
         # lengths within a factor (200 - c) / c of each other, so only those are compared.
-        self._by_length = sorted(self._aliases, key=len)
-        self._lengths = [len(alias) for alias in self._by_length]
+        # Chinese and other aliases apart: a Chinese name is never near a Latin one.
+        self._by_length: dict[bool, list[str]] = {True: [], False: []}
+        for alias in sorted(self._aliases, key=len):
+            self._by_length[_CJK_RUN.search(alias) is not None].append(alias)
+        self._lengths = {cjk: [len(a) for a in found] for cjk, found in self._by_length.items()}
         postings: dict[str, set[str]] = {}
         self._alias_tokens: dict[str, frozenset[str]] = {}
         for folded in self._aliases:
@@ -176,11 +184,13 @@ class Linker:
         if len(folded) >= 4 and self._aliases:
             cutoff = self._weights.fuzzy_cutoff
             spread = (200.0 - cutoff) / max(cutoff, 1.0)
-            low = bisect.bisect_left(self._lengths, math.floor(len(folded) / spread))
-            high = bisect.bisect_right(self._lengths, math.ceil(len(folded) * spread))
+            cjk = _CJK_RUN.search(folded) is not None
+            lengths = self._lengths[cjk]
+            low = bisect.bisect_left(lengths, math.floor(len(folded) / spread))
+            high = bisect.bisect_right(lengths, math.ceil(len(folded) * spread))
             for alias, score, _ in process.extract(
                 folded,
-                self._by_length[low:high],
+                self._by_length[cjk][low:high],
                 scorer=fuzz.ratio,
                 score_cutoff=self._weights.fuzzy_cutoff,
                 limit=5,
