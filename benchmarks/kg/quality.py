@@ -46,7 +46,7 @@ from cpu_per_page import JAVA, java_pages
 from java_kb import build
 
 from topicrawl.core.models import PageEntities
-from topicrawl.demoweb import TOPICS, DemoWeb
+from topicrawl.demoweb import DemoWeb
 from topicrawl.demoweb.kb import demo_kb_jsonl
 from topicrawl.kg.analyse import EntityAnalyzer, page_body
 from topicrawl.kg.kbfile import parse_kb
@@ -55,7 +55,9 @@ from topicrawl.kg.recognise import has_cjk
 from topicrawl.parse.worker import parse_body
 
 NIL = "NIL"
-_TYPE_TITLE = re.compile(r"^(?:class|interface|enum|record|annotation interface|enum class) in (\S+)$")
+_TYPE_TITLE = re.compile(
+    r"^(?:class|interface|enum|record|annotation interface|enum class) in (\S+)$"
+)
 
 
 @dataclass(slots=True)
@@ -224,10 +226,9 @@ def _gold_spans(text: str, names: dict[str, str]) -> dict[tuple[int, int], str]:
     for name in sorted(names, key=len, reverse=True):
         for found in re.finditer(re.escape(name), text):
             start, end = found.span()
-            latin = not has_cjk(name)
-            if latin and (
-                (start > 0 and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum())
-            ):
+            before = text[start - 1] if start > 0 else " "
+            after = text[end] if end < len(text) else " "
+            if not has_cjk(name) and (before.isalnum() or after.isalnum()):
                 continue
             if taken.find(1, start, end) == -1:
                 taken[start:end] = b"\x01" * (end - start)
@@ -237,7 +238,7 @@ def _gold_spans(text: str, names: dict[str, str]) -> dict[tuple[int, int], str]:
 
 def demo_sets(seed: int) -> dict[str, Counts]:
     lines = [json.loads(line) for line in demo_kb_jsonl().splitlines()]
-    kb_text, held = _without([line for line in lines], 5)
+    kb_text, held = _without(lines, 5)
     kb = parse_kb(kb_text, fmt="jsonl")
     analyzer = EntityAnalyzer(kb)
     linker = Linker(kb)
@@ -245,10 +246,6 @@ def demo_sets(seed: int) -> dict[str, Counts]:
     for line in lines:
         if "id" in line and line.get("type") != "topic":
             names[str(line["name"])] = str(line["id"])
-    # The vocabularies write "the Louvre"; the KB's name is the bare one (found inside).
-    for topic in TOPICS:
-        for name in (*topic.en.entities, *topic.zh.entities):
-            names.setdefault(name.removeprefix("the "), "demo:" + "-".join(name.removeprefix("the ").lower().split()))
     web = DemoWeb.generate(seed=seed, hosts=4, pages_per_host=25, crawl_delay=0.0)
     sets = {"zh": Counts(), "en": Counts()}
     for page in web.pages:
@@ -284,7 +281,6 @@ def main() -> None:
     print(demo["zh"].report("Demo web, Chinese pages"))
     print(demo["en"].report("Demo web, English pages"))
     print(java_set(args.pages, args.english).report("Java API docs, links to types"))
-
 
 
 if __name__ == "__main__":

@@ -131,8 +131,8 @@ class Linker:
         # lengths within a factor (200 - c) / c of each other, so only those are compared.
         # Chinese and other aliases apart: a Chinese name is never near a Latin one.
         self._by_length: dict[bool, list[str]] = {True: [], False: []}
-        for alias in sorted(self._aliases, key=len):
-            self._by_length[_CJK_RUN.search(alias) is not None].append(alias)
+        for folded_alias in sorted(self._aliases, key=len):
+            self._by_length[_CJK_RUN.search(folded_alias) is not None].append(folded_alias)
         self._lengths = {cjk: [len(a) for a in found] for cjk, found in self._by_length.items()}
         postings: dict[str, set[str]] = {}
         self._alias_tokens: dict[str, frozenset[str]] = {}

@@ -264,12 +264,12 @@ class KgStrategy:
         page_strength = self._preference.page_strength(found)
         requests = tuple(self._boost_all(result.requests, page_strength=page_strength, links=links))
         if self._pool is not None:
-            requests += tuple(self._pool.release(links, page_strength))
+            requests += tuple(self._pool.take_preferred(links, page_strength))
         rescored = [(url, score + self._boosted.get(url, 0.0)) for url, score in result.rescored]
         if grew:
             rescored += self._raise_waiting()
             if self._pool is not None:
-                requests += tuple(self._pool.release_waiting())
+                requests += tuple(self._pool.take_preferred_waiting())
         return dataclasses.replace(result, requests=requests, rescored=tuple(rescored))
 
     def held_strength(self, request: Request, block: str, page_strength: float) -> float:
@@ -349,10 +349,10 @@ class _PreferringPool:
     """The inner strategy's pool of held-back links, seen through the preference.
 
     The focused strategy holds a link back (``add``) while it scores the page; the links it
-    holds are noted, and once the page is done (:meth:`release`) those that name a counted
+    holds are noted, and once the page is done (:meth:`take_preferred`) those that name a counted
     entity, in their anchor, block or URL, or sit on a page that does, leave the pool and are
     queued with the boost. Held links that name nothing stay, and are looked at again when the
-    graph grows (:meth:`release_waiting`). Everything else is the pool's own.
+    graph grows (:meth:`take_preferred_waiting`). Everything else is the pool's own.
     """
 
     def __init__(self, pool: Any, owner: KgStrategy) -> None:
@@ -374,7 +374,9 @@ class _PreferringPool:
         self._pool.add(request)
         self._added.append(request)
 
-    def release(self, links: Mapping[str, tuple[str, str]], page_strength: float) -> list[Request]:
+    def take_preferred(
+        self, links: Mapping[str, tuple[str, str]], page_strength: float
+    ) -> list[Request]:
         """The links held back while the last page was scored that the graph wants now."""
         added, self._added = self._added, []
         released = []
@@ -394,7 +396,7 @@ class _PreferringPool:
         self._owner.released_links += len(released)
         return released
 
-    def release_waiting(self) -> list[Request]:
+    def take_preferred_waiting(self) -> list[Request]:
         """Held links that name an entity the graph counts since it grew."""
         released = []
         for url, request in list(self._held.items()):

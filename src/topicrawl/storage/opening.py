@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from types import TracebackType
+from typing import Self
+
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.core.errors import StorageError
 from topicrawl.storage.migrations import check_readable, migrate
-from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine
+from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine, parse_target
 
-__all__ = ["open_engine"]
+__all__ = ["SideStore", "open_engine"]
 
 
 async def open_engine(
@@ -41,3 +44,76 @@ async def open_engine(
         await engine.dispose()
         raise
     return engine
+
+
+class SideStore:
+    """A store of its own on a crawl database (topics, knowledge graph): the engine it opens
+    with :func:`open_engine` (``async with``, or :meth:`open` and :meth:`close`).
+
+    Args:
+        url: a SQLite file path or ``postgresql://`` URL (``?schema=`` accepted).
+        what: what the store is, for messages ("topic storage").
+        busy_timeout: seconds a SQLite writer waits for a lock.
+        read_only: only read (the database must exist with a schema this code can read).
+
+    Raises:
+        ConfigError: ``url`` is malformed.
+    """
+
+    def __init__(
+        self, url: str, *, what: str, busy_timeout: float, read_only: bool = False
+    ) -> None:
+        self._target: DatabaseTarget = parse_target(url)
+        self._what = what
+        self._busy_timeout = busy_timeout
+        self._read_only = read_only
+        self._engine: AsyncEngine | None = None
+
+    @property
+    def target(self) -> DatabaseTarget:
+        """The database."""
+        return self._target
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The open engine.
+
+        Raises:
+            StorageError: the store is not open.
+        """
+        if self._engine is None:
+            raise StorageError(f"{self._what} is not open (use `async with` or open())")
+        return self._engine
+
+    async def open(self) -> None:
+        """Connect (and, unless read-only, apply missing migrations).
+
+        Raises:
+            StorageError: the database cannot be reached, is locked, or cannot be migrated.
+        """
+        if self._engine is not None:
+            return
+        self._engine = await open_engine(
+            self._target,
+            busy_timeout=self._busy_timeout,
+            what=f"{self._what} in",
+            read_only=self._read_only,
+        )
+
+    async def close(self) -> None:
+        """Disconnect (nothing happens when not open)."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            await engine.dispose()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
