@@ -93,3 +93,35 @@ async def test_bfs_preferring_an_entity_reaches_its_pages_sooner(
             )
         }
     assert reached <= urls
+
+
+@pytest.mark.slow
+async def test_focused_preferring_an_entity_queues_its_held_back_links(
+    server: DemoWebServer, tmp_path: Path
+) -> None:
+    # The focused strategy holds back the links under its threshold (a topic far from the
+    # entity's): the preference must still reach them.
+    entity = "世界杯"
+    web = server.web
+    gold = {web.url_of(page) for page in web.pages if page.is_document and entity in page.text}
+    plain_db, preferring_db = tmp_path / "plain.db", tmp_path / "prefer.db"
+    kb = parse_kb(demo_kb_jsonl(), fmt="jsonl")
+    for db in (plain_db, preferring_db):
+        async with KgStore(str(db)) as store:
+            await store.load(kb)
+    focused = {"strategy": "focused", "topics": ("news",)}
+    await run_crawl(_settings(server, plain_db, **focused))
+    await run_crawl(
+        _settings(server, preferring_db, **focused, kg={"prefer": (entity,), "radius": 2})
+    )
+    plain, preferring = _fetch_order(plain_db), _fetch_order(preferring_db)
+    reached = gold & {url for url, _ in plain} & {url for url, _ in preferring}
+    assert len(reached) >= 5
+    # Links the focused strategy held back were queued for the entity, and stored so.
+    assert any("kg_held" in reasons for _, reasons in preferring)
+    assert not any("kg_held" in reasons for _, reasons in plain)
+    plain_at, preferring_at = _positions(plain, reached), _positions(preferring, reached)
+    assert statistics.mean(preferring_at) < 0.8 * statistics.mean(plain_at), (
+        preferring_at,
+        plain_at,
+    )
