@@ -169,10 +169,12 @@ def java_labels(url: str, html: str) -> dict[str, str]:
         return labels
     for anchor in main.css("a[title]"):
         found = _TYPE_TITLE.match(anchor.attributes.get("title") or "")
-        text = anchor.text(strip=True)
-        if found is None or not text or " " in text:
-            continue
-        gold = f"{found.group(1)}.{text}"
+        text = anchor.text(strip=True).removeprefix("@")  # annotations: @Deprecated
+        if found is None or not text[:1].isupper() or " " in text:
+            continue  # not a type's name ("interfaces", "this class")
+        package = found.group(1)
+        # The anchor is the simple name (List) or, in places, the qualified one.
+        gold = text if text.startswith(package + ".") else f"{package}.{text}"
         if labels.get(text, gold) != gold:
             clashes.add(text)
         labels[text] = gold
