@@ -53,6 +53,9 @@ _URL = 0.8
 _PAGE = 0.5
 _CO_MENTION_PAGES = 2  # pages naming two entities that make them neighbours
 _NON_WORD = re.compile(r"[\W_]+")
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Where Chinese meets a Latin letter or digit: a word boundary, though written without a space.
+_SCRIPT_CHANGE = re.compile(rf"(?<=[{_HAN}])(?=[^\W_{_HAN}])|(?<=[^\W_{_HAN}])(?=[{_HAN}])")
 _MAX_BOOSTED = 200_000  # URLs whose boost is remembered (to keep it through rescoring)
 _MAX_WAITING = 50_000  # unraised links remembered, to raise when the graph grows
 # An entity on more than this share of the pages (once this many were seen) is template text.
@@ -64,8 +67,10 @@ _RECHECK_EVERY = 25  # pages
 def normalise_for_match(text: str) -> str:
     """Lowercase words separated by single spaces, padded with one: what names are matched
     in (anchor, block text, URL path alike; ``Julia_Child`` and ``julia-child`` both become
-    `` julia child ``). A name matches whole words, a Chinese name anywhere."""
-    return f" {_NON_WORD.sub(' ', text.lower()).strip()} "
+    `` julia child ``; ``用Nolan的`` becomes `` 用 nolan 的 ``). A name matches whole words, a
+    Chinese name anywhere."""
+    spaced = _SCRIPT_CHANGE.sub(" ", _NON_WORD.sub(" ", text.lower()))
+    return f" {spaced.strip()} "
 
 
 class EntityPreference:

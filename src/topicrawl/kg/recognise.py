@@ -196,11 +196,12 @@ class Recogniser:
         lowered = _lower_same_length(text)
         spans = []
         size = len(text)
-        word_char = _is_word_char
+        word_char = _latin_word_char
         for end_index, (length, latin_first, latin_last, capital) in automaton.iter_long(lowered):
             end = end_index + 1
             start = end - length
-            # A Latin-script alias matches whole words only (Chinese has no word boundaries).
+            # A Latin-script alias matches whole words only: not inside a longer Latin word,
+            # but right beside Chinese ("使用DocumentRoot指令": Chinese has no spaces).
             if latin_first and start > 0 and word_char(text[start - 1]):
                 continue
             if latin_last and end < size and word_char(text[end]):

@@ -124,6 +124,10 @@ def test_match_forms(kb: KnowledgeBase) -> None:
     assert preference.strength_in("诺兰的新电影") == 1.0  # no spaces around Chinese names
     assert preference.strength_in("/films/christopher-nolan/") == 1.0
     assert preference.strength_in("Nolanesque films") == 0.0
+    assert normalise_for_match("看Christopher Nolan的电影") == " 看 christopher nolan 的电影 "
+    kb, keys = preferred_keys(kb, ("Christopher Nolan",))
+    preference = EntityPreference(kb, keys, radius=0)
+    assert preference.strength_in("看Christopher Nolan的电影") == 1.0  # Latin beside Chinese
 
 
 def test_an_entity_on_every_page_is_no_neighbour(kb: KnowledgeBase) -> None:

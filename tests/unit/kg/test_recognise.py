@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 
+from topicrawl.kg.kbfile import parse_kb
 from topicrawl.kg.model import KnowledgeBase
 from topicrawl.kg.recognise import Recogniser
 from topicrawl.text.tokenize import Tokenizer, _segment_memo
@@ -94,3 +95,10 @@ def test_recogniser_pickles_without_its_built_parts(kb: KnowledgeBase) -> None:
     copy = pickle.loads(pickle.dumps(recogniser))
     assert len(pickle.dumps(recogniser)) < 2_000
     assert copy.spans("李白杨 uses an ArrayList") == recogniser.spans("李白杨 uses an ArrayList")
+
+
+def test_a_latin_name_right_beside_chinese_is_found() -> None:
+    kb = parse_kb('{"id": "dr", "name": "DocumentRoot", "type": "directive"}\n', fmt="jsonl")
+    recogniser = Recogniser(kb, english=False)
+    assert surfaces(recogniser, "使用DocumentRoot指令设置目录。") == [("DocumentRoot", "kb")]
+    assert surfaces(recogniser, "MyDocumentRoot 与 DocumentRoots 不是它。") == []
