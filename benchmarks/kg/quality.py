@@ -12,9 +12,12 @@ Two labelled sets, neither made by the recogniser (issue #20's quality benchmark
 - **Demo web (Chinese and English)**: the generator writes the demo vocabularies' names into
   its pages (``topicrawl.demoweb.text``); every occurrence of a name in a page's text is a
   labelled span, its gold entity the name's key in the demo KB (``topicrawl.demoweb.kb``), the
-  KB again less every fifth name (gold NIL). Exact spans are known here, so span precision is
-  measured too (a name jieba or the capitalised-run rule finds that no vocabulary has counts
-  as a false positive, though many are names).
+  KB again less every fifth name (gold NIL); and once more with a decoy for every name (the
+  same name, an entity of the next topic, as likely a priori: only the page's words tell them
+  apart; a left-out name's decoy stays, so its NIL mentions meet a wrong candidate). Exact
+  spans are known here, so span precision is measured too (a name jieba or the
+  capitalised-run rule finds that no vocabulary has counts as a false positive, though many
+  are names).
 
 Reported per set: recognition (a labelled mention found with the same surface; on the demo
 web, exact spans, precision too), candidate recall@5 (the gold entity among the linker's
@@ -46,7 +49,7 @@ from cpu_per_page import JAVA, java_pages
 from java_kb import build
 
 from topicrawl.core.models import PageEntities
-from topicrawl.demoweb import DemoWeb
+from topicrawl.demoweb import TOPICS, DemoWeb
 from topicrawl.demoweb.kb import demo_kb_jsonl
 from topicrawl.kg.analyse import EntityAnalyzer, page_body
 from topicrawl.kg.kbfile import parse_kb
@@ -238,9 +241,42 @@ def _gold_spans(text: str, names: dict[str, str]) -> dict[tuple[int, int], str]:
     return spans
 
 
-def demo_sets(seed: int) -> dict[str, Counts]:
+def with_decoys(lines: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The demo KB with a second entity for every name: the same name, of the next topic
+    (its description that topic's words, ``part_of`` that topic), as likely a priori. The
+    gold stays the name's own topic's entity; only the page's words can tell them apart."""
+    topics = [t.id for t in TOPICS]
+    words = {
+        (t.id, lang): " ".join(t.vocabulary(lang).nouns) for t in TOPICS for lang in ("en", "zh")
+    }
+    topic_of = {
+        str(line["subject"]): str(line["object"]).removeprefix("demo-topic:")
+        for line in lines
+        if line.get("relation") == "part_of"
+    }
+    decoys: list[dict[str, object]] = []
+    for line in lines:
+        key = str(line.get("id", ""))
+        if key not in topic_of:
+            continue
+        other = topics[(topics.index(topic_of[key]) + 1) % len(topics)]
+        decoy = f"{key}~{other}"
+        lang = str(line.get("lang") or "en")
+        decoys.append({**line, "id": decoy, "description": words[other, lang]})
+        decoys.append({"subject": decoy, "relation": "part_of", "object": f"demo-topic:{other}"})
+    entities = [line for line in lines if "id" in line]
+    relations = [line for line in lines if "id" not in line]
+    return (
+        entities
+        + [d for d in decoys if "id" in d]
+        + relations
+        + [d for d in decoys if "id" not in d]
+    )
+
+
+def demo_sets(seed: int, *, decoys: bool = False) -> dict[str, Counts]:
     lines = [json.loads(line) for line in demo_kb_jsonl().splitlines()]
-    kb_text, held = _without(lines, 5)
+    kb_text, held = _without(with_decoys(lines) if decoys else lines, 5)
     kb = parse_kb(kb_text, fmt="jsonl")
     analyzer = EntityAnalyzer(kb)
     linker = Linker(kb)
@@ -249,6 +285,7 @@ def demo_sets(seed: int) -> dict[str, Counts]:
         if "id" in line and line.get("type") != "topic":
             names[str(line["name"])] = str(line["id"])
     web = DemoWeb.generate(seed=seed, hosts=4, pages_per_host=25, crawl_delay=0.0)
+    analyzer("", "先载入结巴的词典 and the automaton")  # not timed: loading, once a process
     sets = {"zh": Counts(), "en": Counts()}
     for page in web.pages:
         if not page.is_document or page.lang not in sets:
@@ -282,6 +319,9 @@ def main() -> None:
     demo = demo_sets(args.seed)
     print(demo["zh"].report("Demo web, Chinese pages"))
     print(demo["en"].report("Demo web, English pages"))
+    ambiguous = demo_sets(args.seed, decoys=True)
+    print(ambiguous["zh"].report("Demo web, Chinese pages, every name shared with a decoy"))
+    print(ambiguous["en"].report("Demo web, English pages, every name shared with a decoy"))
     print(java_set(args.pages, args.english).report("Java API docs, links to types"))
 
 
