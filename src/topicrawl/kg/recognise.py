@@ -84,6 +84,8 @@ def _is_word_char(char: str) -> bool:
 
 
 def _latin_word_char(char: str) -> bool:
+    if char.isascii():
+        return char.isalnum() or char == "_"
     return _is_word_char(char) and not has_cjk(char)
 
 

@@ -19,7 +19,8 @@ from topicrawl.kg.model import KnowledgeBase
 
 __all__ = ["PATTERNS", "RelationPattern", "extract_relations"]
 
-_SENTENCE = re.compile(r"[^.!?;\n。！？；]+[.!?;。！？；]?")
+_SENTENCE_MARKS = ".!?;\n。！？；"
+_SENTENCE_END = re.compile(r"[.!?;\n。！？；]")
 _EVIDENCE = 300
 _MAX_GAP = 60  # characters between two mentions at most for a pattern to apply
 _LETTER = re.compile(r"[^\W\d_]")  # every pattern has a word between (or after) the two
@@ -90,25 +91,39 @@ def extract_relations(
     *,
     patterns: Sequence[RelationPattern] = PATTERNS,
 ) -> list[RelationMention]:
-    """Relations between the mentions of each sentence of ``text``."""
+    """Relations between the mentions of each sentence of ``text``.
+
+    A sentence ends at ``.!?;``, their Chinese forms, or a line end. The sentences are found
+    between the mentions (no sentence end between two mentions: the same sentence), not by
+    reading every sentence of the page: a page of code has thousands, most without a name.
+    """
     found: dict[tuple[str, str, str], RelationMention] = {}
     ordered = sorted(mentions, key=lambda m: m.start)
-    index = 0
-    for sentence in _SENTENCE.finditer(text):
-        start, end = sentence.start(), sentence.end()
-        inside = []
-        while index < len(ordered) and ordered[index].start < end:
-            if ordered[index].start >= start and ordered[index].end <= end:
-                inside.append(ordered[index])
-            index += 1
-        if len(inside) < 2:
+    group: list[EntityMention] = []
+    for mention in [*ordered, None]:
+        if mention is not None and (
+            not group or _SENTENCE_END.search(text, group[-1].end, mention.start) is None
+        ):
+            group.append(mention)
             continue
-        evidence = " ".join(sentence.group().split())[:_EVIDENCE]
-        for relation in _sentence_relations(text, inside, kb, patterns, evidence):
-            key = (relation.subject, relation.relation, relation.object)
-            if key not in found or found[key].confidence < relation.confidence:
-                found[key] = relation
+        if len(group) > 1:
+            evidence = _sentence_of(text, group[0].start, group[-1].end)
+            for relation in _sentence_relations(text, group, kb, patterns, evidence):
+                key = (relation.subject, relation.relation, relation.object)
+                if key not in found or found[key].confidence < relation.confidence:
+                    found[key] = relation
+        group = [mention] if mention is not None else []
     return list(found.values())
+
+
+def _sentence_of(text: str, start: int, end: int) -> str:
+    """The sentence around ``start``-``end`` (single-spaced, at most ``_EVIDENCE`` long)."""
+    low = max(0, start - _EVIDENCE)
+    begin = max(text.rfind(mark, low, start) for mark in _SENTENCE_MARKS) + 1
+    begin = max(begin, low)
+    stop = _SENTENCE_END.search(text, end)
+    finish = len(text) if stop is None else stop.end()  # with its mark (a line end is spaced)
+    return " ".join(text[begin : min(finish, begin + 4 * _EVIDENCE)].split())[:_EVIDENCE]
 
 
 def _sentence_relations(
