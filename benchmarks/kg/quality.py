@@ -53,7 +53,7 @@ from topicrawl.demoweb import TOPICS, DemoWeb
 from topicrawl.demoweb.kb import demo_kb_jsonl
 from topicrawl.kg.analyse import EntityAnalyzer, page_body
 from topicrawl.kg.kbfile import parse_kb
-from topicrawl.kg.link import Linker
+from topicrawl.kg.link import Linker, LinkWeights
 from topicrawl.kg.recognise import has_cjk
 from topicrawl.parse.worker import parse_body
 
@@ -185,12 +185,12 @@ def java_labels(url: str, html: str) -> dict[str, str]:
     return {text: gold for text, gold in labels.items() if text not in clashes}
 
 
-def java_set(pages: int, wanted: int) -> Counts:
+def java_set(pages: int, wanted: int, weights: LinkWeights) -> Counts:
     lines = build(JAVA)
     kb_text, held = _without(lines, 10)
     kb = parse_kb(kb_text, fmt="jsonl")
-    analyzer = EntityAnalyzer(kb)
-    linker = Linker(kb)
+    analyzer = EntityAnalyzer(kb, weights=weights)
+    linker = Linker(kb, weights=weights)
     simple_names: dict[str, int] = {}
     for line in lines:
         if "id" in line and line.get("type") != "package":
@@ -274,12 +274,12 @@ def with_decoys(lines: list[dict[str, object]]) -> list[dict[str, object]]:
     )
 
 
-def demo_sets(seed: int, *, decoys: bool = False) -> dict[str, Counts]:
+def demo_sets(seed: int, weights: LinkWeights, *, decoys: bool = False) -> dict[str, Counts]:
     lines = [json.loads(line) for line in demo_kb_jsonl().splitlines()]
     kb_text, held = _without(with_decoys(lines) if decoys else lines, 5)
     kb = parse_kb(kb_text, fmt="jsonl")
-    analyzer = EntityAnalyzer(kb)
-    linker = Linker(kb)
+    analyzer = EntityAnalyzer(kb, weights=weights)
+    linker = Linker(kb, weights=weights)
     names: dict[str, str] = {}
     for line in lines:
         if "id" in line and line.get("type") != "topic":
@@ -315,14 +315,18 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=80, help="Java class pages read")
     parser.add_argument("--english", type=int, default=150, help="Java mentions drawn")
     parser.add_argument("--seed", type=int, default=11, help="the demo web's seed")
+    parser.add_argument(
+        "--nil-threshold", type=float, default=LinkWeights().nil_threshold, help="the linker's"
+    )
     args = parser.parse_args()
-    demo = demo_sets(args.seed)
+    weights = LinkWeights(nil_threshold=args.nil_threshold)
+    demo = demo_sets(args.seed, weights)
     print(demo["zh"].report("Demo web, Chinese pages"))
     print(demo["en"].report("Demo web, English pages"))
-    ambiguous = demo_sets(args.seed, decoys=True)
+    ambiguous = demo_sets(args.seed, weights, decoys=True)
     print(ambiguous["zh"].report("Demo web, Chinese pages, every name shared with a decoy"))
     print(ambiguous["en"].report("Demo web, English pages, every name shared with a decoy"))
-    print(java_set(args.pages, args.english).report("Java API docs, links to types"))
+    print(java_set(args.pages, args.english, weights).report("Java API docs, links to types"))
 
 
 if __name__ == "__main__":
