@@ -10,7 +10,7 @@ pages). The packages were fixed before any run (a spread of sizes, four areas of
 Reported: fetches until 90 % of the gold pages were fetched (a crawl that never gets there
 counts as the budget, marked ``>``) and their mean fetch position, with / without. Usage::
 
-    python benchmarks/kg/steering_docs.py [--max-pages 3000] [--strategy bfs]
+    python benchmarks/kg/steering_docs.py [--max-pages 3000] [--strategy bfs] [--radius 1]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ async def _with_kb(db: Path, kb_text: str) -> None:
 
 
 async def crawl(
-    db: Path, kb_text: str, strategy: str, budget: int, prefer: str | None
+    db: Path, kb_text: str, strategy: str, budget: int, prefer: str | None, radius: int = 1
 ) -> list[str]:
     await _with_kb(db, kb_text)
     settings = CrawlSettings(
@@ -57,7 +57,7 @@ async def crawl(
         politeness={"per_host": 4},
         scope={"allowed_domains": ("127.0.0.11",), "max_depth": 8},
         storage={"url": str(db), "flush_interval": 0.5},
-        kg={"prefer": (prefer,), "radius": 1} if prefer else {"recognise": True},
+        kg={"prefer": (prefer,), "radius": radius} if prefer else {"recognise": True},
     )
     await run_crawl(settings)
     with sqlite3.connect(db) as connection:
@@ -87,6 +87,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-pages", type=int, default=3000)
     parser.add_argument("--strategy", default="bfs")
+    parser.add_argument(
+        "--radius", type=int, default=1, help="0: the package's name alone, no neighbours"
+    )
     args = parser.parse_args()
     kb_text = "\n".join(json.dumps(line) for line in build(JAVA))
     ratios = []
@@ -96,7 +99,12 @@ async def main() -> None:
         print(f"{'package':22s} gold  without  with  ratio  mean without  with")
         for index, package in enumerate(PACKAGES):
             preferring = await crawl(
-                Path(scratch) / f"{index}.db", kb_text, args.strategy, args.max_pages, package
+                Path(scratch) / f"{index}.db",
+                kb_text,
+                args.strategy,
+                args.max_pages,
+                package,
+                args.radius,
             )
             gold = gold_of(package, plain + preferring)
             without, plain_done = fetches_to_90(plain, gold, len(gold), args.max_pages)
