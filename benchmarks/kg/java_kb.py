@@ -61,6 +61,18 @@ def build(base: str) -> list[dict[str, object]]:
                     target = f"{other.group(1)}.{link.text(strip=True)}"
                     if target != key:
                         relations.append({"subject": key, "relation": "related", "object": target})
+    # A simple name's prior for each type that has it: how often the index's summaries link
+    # to the type (the docs' own anchor counts; java.util.List is linked far more than
+    # java.awt.List), plus one, over the most linked type's count plus one.
+    cited: dict[str, int] = {}
+    for relation in relations:
+        if relation["relation"] == "related":
+            target = str(relation["object"])
+            cited[target] = cited.get(target, 0) + 1
+    most = 1 + max(cited.values(), default=0)
+    for key, entity in entities.items():
+        prior = round((1 + cited.get(key, 0)) / most, 4)
+        entity["aliases"] = [{"alias": str(entity["name"]), "prior": prior}, key]
     lines: list[dict[str, object]] = list(entities.values())
     lines += [
         {"id": p, "name": p, "type": "package", "description": f"Java package {p}", "lang": "en"}

@@ -15,39 +15,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.demoweb_crawl import MAX_DEPTH, crawl_settings, demo_server
 from tests.integration.resume_checks import durably_done, fetched_after
-from topicrawl.core.config import CrawlSettings
 from topicrawl.core.models import FetchFailure, Page
-from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer
+from topicrawl.demoweb import TOPICS, DemoWebServer
 from topicrawl.demoweb.truth import CrawlRules, expected_crawl
 from topicrawl.engine import open_storage, run_crawl
-
-MAX_DEPTH = 6
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[DemoWebServer]:
-    web = DemoWeb.generate(seed=11, hosts=4, pages_per_host=25)
-    demo = DemoWebServer(web, slow_delay=0.5)
-    with demo.run_in_thread():
+    with demo_server(slow_delay=0.5) as demo:
         yield demo
 
 
-def _settings(server: DemoWebServer, db: Path, **extra: object) -> CrawlSettings:
-    bases = server.web.bases()
-    options: dict[str, object] = {
-        "seeds": tuple(bases.values()),
-        "strategy": "bfs",
-        "max_pages": 0,
-        "concurrency": 8,
-        "parse_workers": 0,
-        "politeness": {"per_host": 3},
-        "scope": {"allowed_domains": tuple(bases), "max_depth": MAX_DEPTH},
-        "fetch": {"timeout": 5.0, "backoff_base": 0.05, "backoff_max": 1.0},
-        "storage": {"url": str(db), "flush_interval": 0.2},
-    }
-    options.update(extra)
-    return CrawlSettings(**options)  # type: ignore[arg-type]
+_settings = crawl_settings
 
 
 async def _stored(db: Path) -> tuple[list[Page], list[FetchFailure]]:

@@ -41,7 +41,12 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WINDOW = 250  # characters each side of a mention that make its local context
 _PAGE_CONTEXT = 20_000  # characters of the page that make its page context
 _CACHE = 50_000  # surfaces whose candidates are remembered
+_WINDOWS_PER_NAME = 3  # mentions of one name whose windows make its local context
 _STOP = all_stopwords()
+
+
+def _fold(surface: str) -> str:
+    return " ".join(surface.split()).casefold()
 
 
 def context_tokens(text: str) -> set[str]:
@@ -82,42 +87,31 @@ class Candidate(NamedTuple):
 
 
 class _PageContext:
-    """A page's context tokens, and each mention's (the tokens near it), read once a page."""
+    """A page's context tokens, and the tokens near a mention, each read on first use."""
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._page: frozenset[str] | None = None
+        self._windows: dict[int, frozenset[str]] = {}  # by the first span's start
 
     @property
     def page(self) -> frozenset[str]:
-        """The tokens of the page's first characters (read on first use)."""
+        """The tokens of the page's first characters."""
         if self._page is None:
-            self._read()
-        assert self._page is not None
+            self._page = frozenset(context_tokens(self._text[:_PAGE_CONTEXT]))
         return self._page
 
-    def _read(self) -> None:
-        lowered = self._text.lower()
-        positioned = [
-            (m.start(), m.group())
-            for m in _WORD.finditer(lowered)
-            if len(m.group()) > 1 and m.group() not in _STOP
-        ]
-        for run in _CJK_RUN.finditer(lowered):
-            word, at = run.group(), run.start()
-            positioned += [(at + i, word[i : i + 2]) for i in range(len(word) - 1)]
-        positioned.sort()
-        self._offsets = [at for at, _ in positioned]
-        self._tokens = [token for _, token in positioned]
-        self._page = frozenset(self._tokens[: bisect.bisect_left(self._offsets, _PAGE_CONTEXT)])
-
-    def around(self, start: int, end: int) -> frozenset[str]:
-        """The tokens within the window around ``start``-``end``."""
-        if self._page is None:
-            self._read()
-        low = bisect.bisect_left(self._offsets, start - _WINDOW)
-        high = bisect.bisect_right(self._offsets, end + _WINDOW)
-        return frozenset(self._tokens[low:high])
+    def around(self, spans: Sequence[Span]) -> frozenset[str]:
+        """The tokens within the window around each of ``spans`` (a word the window's edge
+        cuts counts with its part inside). Read once per name: both passes ask."""
+        known = self._windows.get(spans[0].start)
+        if known is not None:
+            return known
+        tokens: set[str] = set()
+        for span in spans:
+            tokens |= context_tokens(self._text[max(0, span.start - _WINDOW) : span.end + _WINDOW])
+        self._windows[spans[0].start] = window = frozenset(tokens)
+        return window
 
 
 class Linker:
@@ -133,6 +127,13 @@ class Linker:
                 keyed[entity.key] = max(keyed.get(entity.key, 0.0), alias.prior)
         self._by_alias = by_alias
         self._aliases = list(by_alias)
+        # The aliases by length, for the fuzzy match: a rapidfuzz ratio of at least c needs
+        # lengths within a factor (200 - c) / c of each other, so only those are compared.
+        # Chinese and other aliases apart: a Chinese name is never near a Latin one.
+        self._by_length: dict[bool, list[str]] = {True: [], False: []}
+        for folded_alias in sorted(self._aliases, key=len):
+            self._by_length[_CJK_RUN.search(folded_alias) is not None].append(folded_alias)
+        self._lengths = {cjk: [len(a) for a in found] for cjk, found in self._by_length.items()}
         postings: dict[str, set[str]] = {}
         self._alias_tokens: dict[str, frozenset[str]] = {}
         for folded in self._aliases:
@@ -160,7 +161,7 @@ class Linker:
 
     def candidates(self, surface: str) -> tuple[Candidate, ...]:
         """The entities ``surface`` may mean, best match first."""
-        folded = " ".join(surface.split()).casefold()
+        folded = _fold(surface)
         cached = self._cache.get(folded)
         if cached is not None:
             return cached
@@ -181,9 +182,15 @@ class Linker:
     def _inexact(self, folded: str) -> tuple[Candidate, ...]:
         matches: dict[str, tuple[float, str]] = {}  # alias -> (match, how)
         if len(folded) >= 4 and self._aliases:
+            cutoff = self._weights.fuzzy_cutoff
+            spread = (200.0 - cutoff) / max(cutoff, 1.0)
+            cjk = _CJK_RUN.search(folded) is not None
+            lengths = self._lengths[cjk]
+            low = bisect.bisect_left(lengths, math.floor(len(folded) / spread))
+            high = bisect.bisect_right(lengths, math.ceil(len(folded) * spread))
             for alias, score, _ in process.extract(
                 folded,
-                self._aliases,
+                self._by_length[cjk][low:high],
                 scorer=fuzz.ratio,
                 score_cutoff=self._weights.fuzzy_cutoff,
                 limit=5,
@@ -214,19 +221,31 @@ class Linker:
     # -- choice ---------------------------------------------------------------------------
 
     def link(self, text: str, spans: Sequence[Span]) -> list[EntityMention]:
-        """Link every span of ``text``: a KB entity's key, or a found entity's (NIL)."""
+        """Link every span of ``text``: a KB entity's key, or a found entity's (NIL).
+
+        One sense per discourse: the mentions of one name on a page (same surface, same type
+        guess) mean one entity, chosen once with the windows of its first mentions as its
+        local context (a class page names its own type a hundred times).
+        """
         if not spans:
             return []
         context = _PageContext(text)
-        options = [self.candidates(span.surface) for span in spans]
+        names: dict[tuple[str, str], list[Span]] = {}
+        for span in spans:
+            names.setdefault((span.surface, span.type), []).append(span)
+        options = {name: self.candidates(group[0].surface) for name, group in names.items()}
         first = [
-            self._choose(span, found, context, frozenset())
-            for span, found in zip(spans, options, strict=True)
+            self._choose(group, options[name], context, frozenset())
+            for name, group in names.items()
         ]
         linked = frozenset(key for key, _ in first if key is not None)
+        chosen = {
+            name: self._choose(group, options[name], context, linked)
+            for name, group in names.items()
+        }
         mentions = []
-        for span, found in zip(spans, options, strict=True):
-            key, score = self._choose(span, found, context, linked)
+        for span in spans:
+            key, score = chosen[span.surface, span.type]
             if key is None:
                 mentions.append(
                     EntityMention(
@@ -278,12 +297,14 @@ class Linker:
 
     def _choose(
         self,
-        span: Span,
+        group: Sequence[Span],
         found: Sequence[Candidate],
         context: _PageContext,
         linked: frozenset[str],
     ) -> tuple[str | None, float]:
+        """The entity the mentions in ``group`` (one name's, on one page) mean, or None."""
         threshold = self._weights.nil_threshold
+        span = group[0]
         if len(found) == 1:
             # One candidate: the page's words can only add to a score that is enough
             # already, so they are read only when it is not.
@@ -292,7 +313,7 @@ class Linker:
                 return found[0].key, score
         best_key, best = None, 0.0
         if found:
-            window = context.around(span.start, span.end)
+            window = context.around(group[:_WINDOWS_PER_NAME])
             for candidate in found:
                 score = self.score(span, candidate, window, context.page, linked)
                 if score > best:

@@ -11,6 +11,10 @@ page as ``pages.reasons``). A link is raised when
 - its page mentions one (times 0.5: a page about the entity links to more of it).
 
 The boost is ``boost`` times the strongest of these, added to the inner strategy's score.
+A strategy that holds links back (the focused one keeps links under its link threshold in a
+candidate pool) would hide a preferred entity's links from the wrapper: its pool is wrapped
+too (:class:`_PreferringPool`), and a held-back link that names a counted entity is queued
+with the boost instead of waiting (``reasons["kg_held"]`` says so).
 When the graph grows (a preferred entity gets a new neighbour), links passed on earlier and
 still waiting that name the newcomer are raised too (``StrategyResult.rescored``; the
 frontier re-files those still queued). The wrapper also keeps each page's recognised
@@ -49,6 +53,9 @@ _URL = 0.8
 _PAGE = 0.5
 _CO_MENTION_PAGES = 2  # pages naming two entities that make them neighbours
 _NON_WORD = re.compile(r"[\W_]+")
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Where Chinese meets a Latin letter or digit: a word boundary, though written without a space.
+_SCRIPT_CHANGE = re.compile(rf"(?<=[{_HAN}])(?=[^\W_{_HAN}])|(?<=[^\W_{_HAN}])(?=[{_HAN}])")
 _MAX_BOOSTED = 200_000  # URLs whose boost is remembered (to keep it through rescoring)
 _MAX_WAITING = 50_000  # unraised links remembered, to raise when the graph grows
 # An entity on more than this share of the pages (once this many were seen) is template text.
@@ -60,8 +67,10 @@ _RECHECK_EVERY = 25  # pages
 def normalise_for_match(text: str) -> str:
     """Lowercase words separated by single spaces, padded with one: what names are matched
     in (anchor, block text, URL path alike; ``Julia_Child`` and ``julia-child`` both become
-    `` julia child ``). A name matches whole words, a Chinese name anywhere."""
-    return f" {_NON_WORD.sub(' ', text.lower()).strip()} "
+    `` julia child ``; ``用Nolan的`` becomes `` 用 nolan 的 ``). A name matches whole words, a
+    Chinese name anywhere."""
+    spaced = _SCRIPT_CHANGE.sub(" ", _NON_WORD.sub(" ", text.lower()))
+    return f" {spaced.strip()} "
 
 
 class EntityPreference:
@@ -219,6 +228,13 @@ class KgStrategy:
         self._waiting: dict[str, tuple[float, str, str]] = {}
         self.boosted_links = 0
         self.raised_links = 0
+        self.released_links = 0  # held back by the inner strategy, queued for the graph
+        self._pool: _PreferringPool | None = None
+        pool = getattr(inner, "candidates", None)
+        holds_back = getattr(inner, "holds_back_links", False)
+        if preference is not None and holds_back and pool is not None:
+            self._pool = _PreferringPool(pool, self)
+            inner.candidates = self._pool  # type: ignore[attr-defined]
 
     def __getattr__(self, name: str) -> Any:
         # analyzer, follows_known_links, runs_in_thread ... are the inner strategy's.
@@ -250,17 +266,31 @@ class KgStrategy:
         self._waiting.pop(page.url, None)
         grew = found is not None and self._preference.learn(found)
         links = {link.url: (link.anchor, link.block_text) for link in page.links}
-        requests = tuple(
-            self._boost_all(
-                result.requests,
-                page_strength=self._preference.page_strength(found),
-                links=links,
-            )
-        )
+        page_strength = self._preference.page_strength(found)
+        requests = tuple(self._boost_all(result.requests, page_strength=page_strength, links=links))
+        if self._pool is not None:
+            requests += tuple(self._pool.take_preferred(links, page_strength))
         rescored = [(url, score + self._boosted.get(url, 0.0)) for url, score in result.rescored]
         if grew:
             rescored += self._raise_waiting()
+            if self._pool is not None:
+                requests += tuple(self._pool.take_preferred_waiting())
         return dataclasses.replace(result, requests=requests, rescored=tuple(rescored))
+
+    def held_strength(self, request: Request, block: str, page_strength: float) -> float:
+        """How strongly a link the inner strategy holds back is tied to a counted entity."""
+        assert self._preference is not None
+        return self._strength(self._preference, request.url, request.anchor, block, page_strength)
+
+    def boosted(self, request: Request, strength: float, reason: str) -> Request:
+        """``request`` raised by the boost for ``strength`` (its reasons record it)."""
+        boost = self._boost * strength
+        if len(self._boosted) >= _MAX_BOOSTED:
+            self._boosted.clear()
+        self._boosted[request.url] = boost
+        self._waiting.pop(request.url, None)
+        reasons = {**request.reasons, reason: round(boost, 6)}
+        return dataclasses.replace(request, score=request.score + boost, reasons=reasons)
 
     def _raise_waiting(self) -> list[tuple[str, float]]:
         """New scores for links queued before the graph grew that now name a counted entity
@@ -310,17 +340,78 @@ class KgStrategy:
                 self._waiting[request.url] = (request.score, anchor, block)
                 yield request
                 continue
-            self._waiting.pop(request.url, None)
-            boost = self._boost * strength
-            if len(self._boosted) >= _MAX_BOOSTED:
-                self._boosted.clear()
-            self._boosted[request.url] = boost
             self.boosted_links += 1
-            reasons = {**request.reasons, "kg": round(boost, 6)}
-            yield dataclasses.replace(request, score=request.score + boost, reasons=reasons)
+            yield self.boosted(request, strength, "kg")
 
 
 def _url_words(url: str) -> str:
     """The URL's path and query, unquoted (the host says nothing about an entity)."""
     parts = urllib.parse.urlsplit(url)
     return urllib.parse.unquote(f"{parts.path} {parts.query}")
+
+
+class _PreferringPool:
+    """The inner strategy's pool of held-back links, seen through the preference.
+
+    The focused strategy holds a link back (``add``) while it scores the page; the links it
+    holds are noted, and once the page is done (:meth:`take_preferred`) those that name a counted
+    entity, in their anchor, block or URL, or sit on a page that does, leave the pool and are
+    queued with the boost. Held links that name nothing stay, and are looked at again when the
+    graph grows (:meth:`take_preferred_waiting`). Everything else is the pool's own.
+    """
+
+    def __init__(self, pool: Any, owner: KgStrategy) -> None:
+        self._pool = pool
+        self._owner = owner
+        self._added: list[Request] = []
+        self._held: dict[str, Request] = {}  # held back naming nothing, newest last
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+    def __len__(self) -> int:
+        return len(self._pool)
+
+    def __contains__(self, url: object) -> bool:
+        return url in self._pool
+
+    def add(self, request: Request) -> None:
+        self._pool.add(request)
+        self._added.append(request)
+
+    def take_preferred(
+        self, links: Mapping[str, tuple[str, str]], page_strength: float
+    ) -> list[Request]:
+        """The links held back while the last page was scored that the graph wants now."""
+        added, self._added = self._added, []
+        released = []
+        for request in added:
+            if request.url not in self._pool:
+                continue  # queued after all, or dropped by the pool
+            block = links.get(request.url, ("", ""))[1]
+            strength = self._owner.held_strength(request, block, page_strength)
+            if strength > 0.0:
+                self._pool.discard(request.url)
+                self._held.pop(request.url, None)
+                released.append(self._owner.boosted(request, strength, "kg_held"))
+            else:
+                if len(self._held) >= _MAX_WAITING:
+                    self._held.pop(next(iter(self._held)))
+                self._held[request.url] = request
+        self._owner.released_links += len(released)
+        return released
+
+    def take_preferred_waiting(self) -> list[Request]:
+        """Held links that name an entity the graph counts since it grew."""
+        released = []
+        for url, request in list(self._held.items()):
+            if url not in self._pool:
+                del self._held[url]
+                continue
+            strength = self._owner.held_strength(request, "", 0.0)
+            if strength > 0.0:
+                self._pool.discard(url)
+                del self._held[url]
+                released.append(self._owner.boosted(request, strength, "kg_held"))
+        self._owner.released_links += len(released)
+        return released

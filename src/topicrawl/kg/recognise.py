@@ -7,8 +7,10 @@ Three recognisers, merged (the knowledge base's names win an overlap, then the l
   script only matches whole words;
 - jieba for Chinese proper names: its dictionary's tags (``nr`` person, ``ns`` place, ``nt``
   organisation, ``nz`` other) and, for names jieba's HMM cut out but does not know, a surname
-  or an ending (省, 公司 ...); the KB's Chinese aliases go into jieba's user dictionary so a
-  known name is one word (jieba alone splits many names, e.g. 李白杨 into 李白 + 杨);
+  or an ending (省, 公司 ...). The words are the ones the term counts use
+  (:func:`~topicrawl.text.tokenize.segment_chinese`, remembered per run), so a page is
+  segmented once. jieba alone splits many names (李白杨 into 李白 + 杨); a KB name is found
+  whole by the gazetteer, whose spans win the overlap, so the split pieces are dropped;
 - span rules for English proper names: runs of capitalised words (with ``of``, ``de``, ``van``
   ... inside), less a leading stopword; a single capitalised word that only starts a sentence
   is not a name.
@@ -21,14 +23,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import ahocorasick
 
 from topicrawl.kg.model import KnowledgeBase
 from topicrawl.text.stopwords import stopwords
-from topicrawl.text.tokenize import chinese_segmenter
+from topicrawl.text.tokenize import CJK_RUN, chinese_segmenter, segment_chinese
 
 __all__ = ["KB_SOURCE", "POS_TYPES", "Recogniser", "Span", "has_cjk"]
 
@@ -50,8 +51,13 @@ _TAG_OF_TYPE = {"person": "nr", "place": "ns", "organisation": "nt"}
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A capitalised word (or an acronym, or CamelCase), with inner apostrophes and hyphens.
-_CAPS_WORD = re.compile(r"(?<![\w'’-])[A-Z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*")
+_WORD_PATTERN = r"(?<![\w'’-])[A-Z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*"
+_CAPS_WORD = re.compile(_WORD_PATTERN)
 _CONNECTORS = frozenset({"of", "de", "del", "der", "da", "van", "von", "la", "le", "du", "&"})
+# A run of capitalised words joined by one space or by a connector between spaces.
+_CAPS_RUN = re.compile(
+    rf"{_WORD_PATTERN}(?:(?: | (?:{'|'.join(sorted(_CONNECTORS))}) ){_WORD_PATTERN})*"
+)
 _SENTENCE_END = frozenset(".!?:;\u3002\uff01\uff1f\n\"'“”()[]")
 _MAX_SPAN = 80
 _MIN_POS_CHARS = 2
@@ -78,6 +84,8 @@ def _is_word_char(char: str) -> bool:
 
 
 def _latin_word_char(char: str) -> bool:
+    if char.isascii():
+        return char.isalnum() or char == "_"
     return _is_word_char(char) and not has_cjk(char)
 
 
@@ -97,8 +105,6 @@ class Recogniser:
         kb: the knowledge base whose aliases the gazetteer knows (and jieba learns).
         chinese: tag Chinese text with jieba.
         english: apply the English span rules.
-        user_dictionary: add the KB's Chinese aliases to jieba's dictionary (on by default;
-            off only to show what jieba does alone).
     """
 
     def __init__(
@@ -107,7 +113,6 @@ class Recogniser:
         *,
         chinese: bool = True,
         english: bool = True,
-        user_dictionary: bool = True,
     ) -> None:
         # alias text -> entity type of the alias's first entity (the tag jieba gets)
         names: dict[str, str] = {}
@@ -117,7 +122,6 @@ class Recogniser:
         self._names = names
         self._chinese = chinese
         self._english = english
-        self._user_dictionary = user_dictionary
         self._automaton: Any = None
         self._tagger: _ChineseTagger | None = None
         self._lock = threading.Lock()
@@ -128,14 +132,12 @@ class Recogniser:
             "names": self._names,
             "chinese": self._chinese,
             "english": self._english,
-            "user_dictionary": self._user_dictionary,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._names = state["names"]
         self._chinese = state["chinese"]
         self._english = state["english"]
-        self._user_dictionary = state["user_dictionary"]
         self._automaton = None
         self._tagger = None
         self._lock = threading.Lock()
@@ -167,7 +169,18 @@ class Recogniser:
                 spellings.setdefault(key, []).append((alias, entity_type))
         automaton = ahocorasick.Automaton()
         for key, variants in spellings.items():
-            automaton.add_word(key, (len(key), tuple(variants)))
+            # What each match checks, worked out once: whether the alias starts or ends with
+            # a Latin word character (then it must not continue a word of the text), and
+            # whether every spelling is capitalised (then the text's must be too).
+            automaton.add_word(
+                key,
+                (
+                    len(key),
+                    _latin_word_char(key[0]),
+                    _latin_word_char(key[-1]),
+                    all(alias[0].isupper() for alias, _ in variants),
+                ),
+            )
         if spellings:
             automaton.make_automaton()
         return automaton
@@ -185,20 +198,21 @@ class Recogniser:
         lowered = _lower_same_length(text)
         spans = []
         size = len(text)
-        for end_index, (length, variants) in automaton.iter_long(lowered):
+        word_char = _latin_word_char
+        for end_index, (length, latin_first, latin_last, capital) in automaton.iter_long(lowered):
             end = end_index + 1
             start = end - length
-            first, last = lowered[start], lowered[end - 1]
-            # A Latin-script alias matches whole words only (Chinese has no word boundaries).
-            if _latin_word_char(first) and start > 0 and _is_word_char(text[start - 1]):
+            # A Latin-script alias matches whole words only: not inside a longer Latin word,
+            # but right beside Chinese ("使用DocumentRoot指令": Chinese has no spaces).
+            if latin_first and start > 0 and word_char(text[start - 1]):
                 continue
-            if _latin_word_char(last) and end < size and _is_word_char(text[end]):
+            if latin_last and end < size and word_char(text[end]):
                 continue
-            surface = text[start:end]
             # "list" in prose is not the class List: a capitalised alias needs a capital.
             # The type stays unknown: the KB's guess is no evidence for linking.
-            if any(not a[0].isupper() or surface[0].isupper() for a, _ in variants):
-                spans.append(Span(start, end, surface, "", KB_SOURCE))
+            if capital and not text[start].isupper():
+                continue
+            spans.append(Span(start, end, text[start:end], "", KB_SOURCE))
         return spans
 
     # -- Chinese --------------------------------------------------------------------------
@@ -211,35 +225,25 @@ class Recogniser:
         return self._tagger
 
     def _make_tagger(self) -> _ChineseTagger:
-        import jieba  # noqa: PLC0415 - ~0.4 s and a dictionary: only for Chinese pages
-        import jieba.posseg  # noqa: PLC0415
+        import jieba.posseg  # noqa: PLC0415 - ~0.4 s and a dictionary: only for Chinese pages
 
-        # jieba's own dictionaries, loaded once a process, copied (not changed) so the KB's
-        # names do not leak into the text tokenizer's segmentation.
-        base = chinese_segmenter()
-        tokenizer = jieba.Tokenizer()
-        tokenizer.FREQ = dict(base.FREQ)
-        tokenizer.total = base.total
-        tokenizer.initialized = True
+        # jieba's own tags, and the KB's Chinese names with their types (jieba cuts some of
+        # them whole; the others the gazetteer finds).
         tags = dict(jieba.posseg.dt.word_tag_tab)
-        if self._user_dictionary:
-            for alias, entity_type in self._names.items():
-                if has_cjk(alias) and " " not in alias:
-                    tokenizer.add_word(
-                        alias, freq=max(tokenizer.suggest_freq(alias, tune=False), 1) * 10
-                    )
-                    tags[alias] = _TAG_OF_TYPE.get(entity_type, "nz")
-        return _ChineseTagger(tokenizer, tags)
+        for alias, entity_type in self._names.items():
+            if has_cjk(alias) and " " not in alias:
+                tags[alias] = _TAG_OF_TYPE.get(entity_type, "nz")
+        return _ChineseTagger(tags)
 
     def _pos_names(self, text: str) -> list[Span]:
         tagger = self._tagger_ready()
         spans = []
-        for start, run in _cjk_runs(text):
-            offset = start
-            for word in tagger.tokenizer.cut(run):
+        for run in CJK_RUN.finditer(text):
+            offset = run.start()
+            for word in segment_chinese(run.group()):
                 begin = offset
                 offset += len(word)
-                if len(word) < _MIN_POS_CHARS or not has_cjk(word):
+                if len(word) < _MIN_POS_CHARS:
                     continue
                 entity_type = tagger.type_of(word)
                 if entity_type is not None:
@@ -252,37 +256,51 @@ class Recogniser:
         """Runs of capitalised words; a word where a KB name starts is the KB's (and ends a
         run), which also spares most of the work on pages full of known names."""
         spans: list[Span] = []
-        words = [word for word in _CAPS_WORD.finditer(text) if not known[word.start()]]
-        index = 0
-        while index < len(words):
-            first = words[index]
-            run = [first]
-            index += 1
+        for run in _CAPS_RUN.finditer(text):
+            start, end = run.span()
+            if known.find(1, start, end) == -1:
+                span = self._caps_span(text, start, end)
+                if span is not None:
+                    spans.append(span)
+                continue
+            if known[start] and " " not in run.group():
+                continue  # one word, a KB name's start
+            # A KB name inside: the words around it make runs of their own.
+            words = [w for w in _CAPS_WORD.finditer(text, start, end) if not known[w.start()]]
+            index = 0
             while index < len(words):
-                gap = text[run[-1].end() : words[index].start()]
-                if gap == " " or _connector_gap(gap):
-                    run.append(words[index])
-                    index += 1
-                else:
-                    break
-            spans.extend(self._caps_span(text, run))
+                first = last = words[index]
+                index += 1
+                while index < len(words):
+                    gap = text[last.end() : words[index].start()]
+                    if gap == " " or _connector_gap(gap):
+                        last = words[index]
+                        index += 1
+                    else:
+                        break
+                span = self._caps_span(text, first.start(), last.end())
+                if span is not None:
+                    spans.append(span)
         return spans
 
-    def _caps_span(self, text: str, run: Sequence[re.Match[str]]) -> Iterable[Span]:
+    def _caps_span(self, text: str, start: int, end: int) -> Span | None:
+        """The name in the run of capitalised words at ``start``-``end``, if it is one."""
+        tokens = text[start:end].split(" ")
         # A leading stopword ("The", "In", "This") is a sentence's, not the name's.
-        while run and run[0].group().lower() in self._stop:
-            run = run[1:]
-        if not run:
-            return
-        start, end = run[0].start(), run[-1].end()
-        if end - start > _MAX_SPAN:
-            return
-        if len(run) == 1:
-            word = run[0].group()
-            inner_capital = any(c.isupper() for c in word[1:])
-            if _starts_sentence(text, start) and not inner_capital:
-                return
-        yield Span(start, end, text[start:end], "", CAPS_SOURCE)
+        first = 0
+        while first < len(tokens) and (
+            tokens[first] in _CONNECTORS or tokens[first].lower() in self._stop
+        ):
+            start += len(tokens[first]) + 1
+            first += 1
+        if first == len(tokens) or end - start > _MAX_SPAN:
+            return None
+        if first == len(tokens) - 1:
+            word = tokens[first]
+            inner_capital = not word[1:].islower() and any(c.isupper() for c in word[1:])
+            if not inner_capital and _starts_sentence(text, start):
+                return None
+        return Span(start, end, text[start:end], "", CAPS_SOURCE)
 
 
 def _connector_gap(gap: str) -> bool:
@@ -291,8 +309,10 @@ def _connector_gap(gap: str) -> bool:
 
 
 def _starts_sentence(text: str, start: int) -> bool:
-    before = text[:start].rstrip(" \t")
-    return not before or before[-1] in _SENTENCE_END
+    at = start - 1
+    while at >= 0 and text[at] in " \t":
+        at -= 1
+    return at < 0 or text[at] in _SENTENCE_END
 
 
 # Endings that make an unknown word a place or an organisation (jieba guessed it as a word).
@@ -324,16 +344,15 @@ _COMPOUND_SURNAMES = ("欧阳", "司马", "诸葛", "上官", "东方", "慕容"
 
 
 class _ChineseTagger:
-    """jieba's segmentation (its fast HMM for unknown words) and a type for each word: the
-    dictionary's proper-noun tag, else, for a word jieba did not know, a guess from its
-    first character (a surname) or its ending (省, 公司 ...). jieba's own part-of-speech
-    tagger (posseg) guesses better but costs three times the segmentation (measured on the
-    Debian handbook in Chinese: 34 against 10 ms a page)."""
+    """A type for each of jieba's words: the dictionary's proper-noun tag, else, for a word
+    jieba did not know (its HMM cut it out), a guess from its first character (a surname)
+    or its ending (省, 公司 ...). jieba's own part-of-speech tagger (posseg) guesses better
+    but costs three times the segmentation (measured on the Debian handbook in Chinese: 34
+    against 10 ms a page), and it could not share the term counts' segmentation."""
 
-    def __init__(self, tokenizer: Any, tags: dict[str, str]) -> None:
-        self.tokenizer = tokenizer
+    def __init__(self, tags: dict[str, str]) -> None:
         self._tags = tags
-        self._known = tokenizer.FREQ
+        self._known = chinese_segmenter().FREQ
 
     def type_of(self, word: str) -> str | None:
         tag = self._tags.get(word)
@@ -352,15 +371,6 @@ class _ChineseTagger:
         if len(word) <= _NAME_CHARS + 1 and word.startswith(_COMPOUND_SURNAMES):
             return "person"
         return None
-
-
-def _cjk_runs(text: str) -> Iterable[tuple[int, str]]:
-    """Stretches of the text with Chinese in them (split at line ends), with their offsets."""
-    offset = 0
-    for line in text.split("\n"):
-        if has_cjk(line):
-            yield offset, line
-        offset += len(line) + 1
 
 
 _PRIORITY = {KB_SOURCE: 0, POS_SOURCE: 1, CAPS_SOURCE: 2}

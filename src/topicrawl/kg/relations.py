@@ -19,9 +19,11 @@ from topicrawl.kg.model import KnowledgeBase
 
 __all__ = ["PATTERNS", "RelationPattern", "extract_relations"]
 
-_SENTENCE = re.compile(r"[^.!?;\n。！？；]+[.!?;。！？；]?")
+_SENTENCE_MARKS = ".!?;\n。！？；"
+_SENTENCE_END = re.compile(r"[.!?;\n。！？；]")
 _EVIDENCE = 300
 _MAX_GAP = 60  # characters between two mentions at most for a pattern to apply
+_LETTER = re.compile(r"[^\W\d_]")  # every pattern has a word between (or after) the two
 _PATTERN_BASE = 0.6
 _KB_BASE = 0.3
 
@@ -89,25 +91,39 @@ def extract_relations(
     *,
     patterns: Sequence[RelationPattern] = PATTERNS,
 ) -> list[RelationMention]:
-    """Relations between the mentions of each sentence of ``text``."""
+    """Relations between the mentions of each sentence of ``text``.
+
+    A sentence ends at ``.!?;``, their Chinese forms, or a line end. The sentences are found
+    between the mentions (no sentence end between two mentions: the same sentence), not by
+    reading every sentence of the page: a page of code has thousands, most without a name.
+    """
     found: dict[tuple[str, str, str], RelationMention] = {}
     ordered = sorted(mentions, key=lambda m: m.start)
-    index = 0
-    for sentence in _SENTENCE.finditer(text):
-        start, end = sentence.start(), sentence.end()
-        inside = []
-        while index < len(ordered) and ordered[index].start < end:
-            if ordered[index].start >= start and ordered[index].end <= end:
-                inside.append(ordered[index])
-            index += 1
-        if len(inside) < 2:
+    group: list[EntityMention] = []
+    for mention in [*ordered, None]:
+        if mention is not None and (
+            not group or _SENTENCE_END.search(text, group[-1].end, mention.start) is None
+        ):
+            group.append(mention)
             continue
-        evidence = " ".join(sentence.group().split())[:_EVIDENCE]
-        for relation in _sentence_relations(text, inside, kb, patterns, evidence):
-            key = (relation.subject, relation.relation, relation.object)
-            if key not in found or found[key].confidence < relation.confidence:
-                found[key] = relation
+        if len(group) > 1:
+            evidence = _sentence_of(text, group[0].start, group[-1].end)
+            for relation in _sentence_relations(text, group, kb, patterns, evidence):
+                key = (relation.subject, relation.relation, relation.object)
+                if key not in found or found[key].confidence < relation.confidence:
+                    found[key] = relation
+        group = [mention] if mention is not None else []
     return list(found.values())
+
+
+def _sentence_of(text: str, start: int, end: int) -> str:
+    """The sentence around ``start``-``end`` (single-spaced, at most ``_EVIDENCE`` long)."""
+    low = max(0, start - _EVIDENCE)
+    begin = max(text.rfind(mark, low, start) for mark in _SENTENCE_MARKS) + 1
+    begin = max(begin, low)
+    stop = _SENTENCE_END.search(text, end)
+    finish = len(text) if stop is None else stop.end()  # with its mark (a line end is spaced)
+    return " ".join(text[begin : min(finish, begin + 4 * _EVIDENCE)].split())[:_EVIDENCE]
 
 
 def _sentence_relations(
@@ -117,46 +133,69 @@ def _sentence_relations(
     patterns: Sequence[RelationPattern],
     evidence: str,
 ) -> list[RelationMention]:
+    """The pairs of mentions close enough for a pattern, each tried against the patterns,
+    and the pairs further apart that the KB relates (found through each entity's
+    neighbours, not by trying every pair: a line of code names dozens of types)."""
     relations = []
+    keys = {mention.entity for mention in inside}
+    # Mentions that start later than each mention ends: the pairs of the sentence.
+    seen: set[tuple[str, str]] = set()
     for i, first in enumerate(inside):
-        for second in inside[i + 1 :]:
+        near_to = i + 1
+        while near_to < len(inside) and inside[near_to].start - first.end <= _MAX_GAP:
+            near_to += 1
+        for second in inside[i + 1 : near_to]:
             if first.entity == second.entity:
                 continue
-            near = second.start - first.end <= _MAX_GAP
-            if not near and not kb.relations_between(first.entity, second.entity):
-                continue
-            sureness = min(first.score, second.score)
-            between = text[first.end : second.start]
-            typed = False
-            if near:
-                after = text[second.end : second.end + 10]
-                for pattern in patterns:
-                    if not pattern.between.fullmatch(between):
-                        continue
-                    if pattern.after is not None and not pattern.after.match(after):
-                        continue
-                    subject, obj = (second, first) if pattern.reverse else (first, second)
-                    confidence = _PATTERN_BASE + (1 - _PATTERN_BASE) * sureness
-                    relations.append(
-                        RelationMention(
-                            subject.entity, pattern.relation, obj.entity, confidence, evidence
-                        )
-                    )
-                    typed = True
-                    break
-            if not typed:
-                relations.extend(_known(first, second, kb, sureness, evidence))
+            typed = _typed(text, first, second, patterns, evidence)
+            if typed is not None:
+                relations.append(typed)
+            else:
+                seen.add((first.entity, second.entity))
+                relations.extend(_known(first, second, kb, evidence))
+        related = kb.neighbours(first.entity) & keys
+        if not related:
+            continue
+        for second in inside[near_to:]:
+            pair = (first.entity, second.entity)
+            if second.entity in related and pair not in seen:
+                seen.add(pair)
+                relations.extend(_known(first, second, kb, evidence))
     return relations
+
+
+def _typed(
+    text: str,
+    first: EntityMention,
+    second: EntityMention,
+    patterns: Sequence[RelationPattern],
+    evidence: str,
+) -> RelationMention | None:
+    """The relation a pattern reads in the words between two close mentions, if one does."""
+    between = text[first.end : second.start]
+    if _LETTER.search(between) is None:  # ", " or "(": most pairs on a page of code
+        return None
+    after = text[second.end : second.end + 10]
+    for pattern in patterns:
+        if not pattern.between.fullmatch(between):
+            continue
+        if pattern.after is not None and not pattern.after.match(after):
+            continue
+        subject, obj = (second, first) if pattern.reverse else (first, second)
+        sureness = min(first.score, second.score)
+        confidence = _PATTERN_BASE + (1 - _PATTERN_BASE) * sureness
+        return RelationMention(subject.entity, pattern.relation, obj.entity, confidence, evidence)
+    return None
 
 
 def _known(
     first: EntityMention,
     second: EntityMention,
     kb: KnowledgeBase,
-    sureness: float,
     evidence: str,
 ) -> list[RelationMention]:
     """The KB's own relations between two co-occurring entities, seen again on the page."""
+    sureness = min(first.score, second.score)
     return [
         RelationMention(
             r.subject, r.type, r.object, _KB_BASE * r.confidence * (0.5 + sureness / 2), evidence

@@ -10,18 +10,17 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from sqlalchemy import Table, delete, func, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from topicrawl.core.errors import ConfigError, StorageError
 from topicrawl.core.models import PageEntities
 from topicrawl.kg.model import FOUND, LOADED, Alias, Entity, KnowledgeBase, Relation
-from topicrawl.storage.opening import open_engine
+from topicrawl.storage.opening import SideStore
 from topicrawl.storage.schema import (
     kg_aliases,
     kg_entities,
@@ -29,7 +28,7 @@ from topicrawl.storage.schema import (
     kg_relation_urls,
     kg_relations,
 )
-from topicrawl.storage.target import WRITE_OPTION, parse_target
+from topicrawl.storage.target import WRITE_OPTION
 
 __all__ = ["KgCounts", "KgStore", "PageFinding"]
 
@@ -58,7 +57,7 @@ class PageFinding:
     seen_at: float
 
 
-class KgStore:
+class KgStore(SideStore):
     """Reads and writes the knowledge-graph tables of one crawl database.
 
     Args:
@@ -67,51 +66,10 @@ class KgStore:
     """
 
     def __init__(self, url: str, *, read_only: bool = False, busy_timeout: float = 30.0) -> None:
-        self._target = parse_target(url)
-        self._read_only = read_only
-        self._busy_timeout = busy_timeout
-        self._engine: AsyncEngine | None = None
-        self._ids: dict[str, int] = {}
-
-    async def open(self) -> None:
-        """Connect (and, unless read-only, apply missing migrations).
-
-        Raises:
-            StorageError: the database cannot be reached, is locked, or cannot be migrated.
-        """
-        if self._engine is not None:
-            return
-        self._engine = await open_engine(
-            self._target,
-            busy_timeout=self._busy_timeout,
-            what="the knowledge graph in",
-            read_only=self._read_only,
+        super().__init__(
+            url, what="the knowledge graph", busy_timeout=busy_timeout, read_only=read_only
         )
-
-    async def close(self) -> None:
-        """Disconnect."""
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    @property
-    def engine(self) -> AsyncEngine:
-        """The open engine (for read functions such as :mod:`topicrawl.kg.views`)."""
-        if self._engine is None:
-            raise StorageError("the knowledge-graph store is not open (use `async with`)")
-        return self._engine
+        self._ids: dict[str, int] = {}
 
     # -- reads ----------------------------------------------------------------------------
 

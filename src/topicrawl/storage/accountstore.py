@@ -99,7 +99,10 @@ class AccountStore(SideStore):
         read_only: only read (the database must exist with a schema that has the tables).
     """
 
-    what = "the account tables in"
+    def __init__(self, url: str, *, read_only: bool = False, busy_timeout: float = 30.0) -> None:
+        super().__init__(
+            url, what="the account tables", busy_timeout=busy_timeout, read_only=read_only
+        )
 
     # -- runs ---------------------------------------------------------------------------------
 

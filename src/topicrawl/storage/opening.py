@@ -49,38 +49,64 @@ async def open_engine(
 
 
 class SideStore:
-    """The life cycle of a side store on a crawl database: ``async with`` opens (migrating
-    unless read-only) and closes; :attr:`engine`, :meth:`_fetch` and :meth:`_write` for the
-    subclass's queries. (Used by the account store; the topic and knowledge-graph stores
-    predate it and keep their own copies.)
+    """A store of its own on a crawl database (topics, knowledge graph): the engine it opens
+    with :func:`open_engine` (``async with``, or :meth:`open` and :meth:`close`).
 
     Args:
-        url: the storage URL (SQLite path or ``postgresql://...``).
-        read_only: only read (the database must exist with a schema this topicrawl reads).
+        url: a SQLite file path or ``postgresql://`` URL (``?schema=`` accepted).
+        what: what the store is, for messages ("topic storage").
+        busy_timeout: seconds a SQLite writer waits for a lock.
+        read_only: only read (the database must exist with a schema this code can read).
+
+    Raises:
+        ConfigError: ``url`` is malformed.
     """
 
-    what = "the tables in"
-
-    def __init__(self, url: str, *, read_only: bool = False, busy_timeout: float = 30.0) -> None:
-        self._target = parse_target(url)
-        self._read_only = read_only
+    def __init__(
+        self, url: str, *, what: str, busy_timeout: float, read_only: bool = False
+    ) -> None:
+        self._target: DatabaseTarget = parse_target(url)
+        self._what = what
         self._busy_timeout = busy_timeout
+        self._read_only = read_only
         self._engine: AsyncEngine | None = None
 
-    async def open(self) -> None:
-        """Connect (and, unless read-only, migrate). Raises StorageError when it cannot."""
+    @property
+    def target(self) -> DatabaseTarget:
+        """The database."""
+        return self._target
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The open engine.
+
+        Raises:
+            StorageError: the store is not open.
+        """
         if self._engine is None:
-            self._engine = await open_engine(
-                self._target,
-                busy_timeout=self._busy_timeout,
-                what=self.what,
-                read_only=self._read_only,
-            )
+            raise StorageError(f"{self._what} is not open (use `async with` or open())")
+        return self._engine
+
+    async def open(self) -> None:
+        """Connect (and, unless read-only, apply missing migrations).
+
+        Raises:
+            StorageError: the database cannot be reached, is locked, or cannot be migrated.
+        """
+        if self._engine is not None:
+            return
+        self._engine = await open_engine(
+            self._target,
+            busy_timeout=self._busy_timeout,
+            what=f"{self._what} in",
+            read_only=self._read_only,
+        )
 
     async def close(self) -> None:
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
+        """Disconnect (nothing happens when not open)."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            await engine.dispose()
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -93,12 +119,6 @@ class SideStore:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
-
-    @property
-    def engine(self) -> AsyncEngine:
-        if self._engine is None:
-            raise StorageError(f"{self.what} {self._target.display} is not open (use `async with`)")
-        return self._engine
 
     async def _fetch(self, statement: Any) -> Sequence[Any]:
         try:

@@ -7,6 +7,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import ahocorasick
@@ -16,13 +17,23 @@ from topicrawl.text.stopwords import all_stopwords
 if TYPE_CHECKING:
     import jieba
 
-__all__ = ["CJK_LETTER", "Tokenizer", "chinese_segmenter", "light_stem", "normalize_text"]
+__all__ = [
+    "CJK_LETTER",
+    "CJK_RUN",
+    "Tokenizer",
+    "chinese_segmenter",
+    "light_stem",
+    "normalize_text",
+    "segment_chinese",
+]
 
 # CJK unified ideographs (basic, extension A, compatibility, extensions B-F).
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
 # A CJK run, or a word run of any other script (letters and digits, no underscore).
 _RUN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 _WORD_CHAR = re.compile(rf"[^\W_{_CJK}]")
+CJK_RUN = re.compile(rf"[{_CJK}]+")
+"""A run of Chinese characters: what :func:`segment_chinese` is given."""
 _ASCII_WORD = re.compile(r"[a-z]+")
 CJK_LETTER = re.compile(rf"[{_CJK}\u3040-\u30ff\uac00-\ud7af]")
 """A letter of Chinese, Japanese (ideographs, kana) or Korean (hangul) script."""
@@ -54,6 +65,30 @@ def chinese_segmenter() -> jieba.Tokenizer:
                 jieba.dt.initialize()
                 _segmenter = jieba.dt
     return _segmenter
+
+
+# Runs of Chinese at most this long are remembered by segment_chinese (a clause between two
+# punctuation marks is far shorter); with _SEGMENT_MEMO runs that caps the memo near 10 MB.
+_SEGMENT_MEMO_CHARS = 256
+_SEGMENT_MEMO = 16_384
+
+
+def segment_chinese(run: str, *, hmm: bool = True) -> tuple[str, ...]:
+    """jieba's words of a run of Chinese characters, with the process-wide dictionary.
+
+    A parse worker cuts each page's Chinese twice: for the strategy's term counts and for the
+    knowledge graph's names (issue #20). Both call this, and the second cut of a run is a
+    lookup: short runs are remembered (least recently used first out), so a page is
+    segmented once however many analyzers read it.
+    """
+    if len(run) > _SEGMENT_MEMO_CHARS:
+        return tuple(chinese_segmenter().cut(run, HMM=hmm))
+    return _segment_memo(run, hmm)
+
+
+@lru_cache(maxsize=_SEGMENT_MEMO)
+def _segment_memo(run: str, hmm: bool) -> tuple[str, ...]:
+    return tuple(chinese_segmenter().cut(run, HMM=hmm))
 
 
 def normalize_text(text: str) -> str:
@@ -166,9 +201,11 @@ class Tokenizer:
         words = self._words
         for cjk, word in _RUN.findall(text):
             if cjk:
-                for token in chinese_segmenter().lcut(cjk, HMM=self._hmm):
-                    if token not in self._stopwords and len(token) <= self._max_length:
-                        out.append(token)
+                out.extend(
+                    piece
+                    for piece in segment_chinese(cjk, hmm=self._hmm)
+                    if piece not in self._stopwords and len(piece) <= self._max_length
+                )
                 continue
             # Most words repeat, so each word's fate is memoised ("" = dropped).
             token = words.get(word)

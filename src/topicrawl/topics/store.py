@@ -13,8 +13,8 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType, TracebackType
-from typing import Any, Self
+from types import MappingProxyType
+from typing import Any
 
 from sqlalchemy import Table, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -22,7 +22,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from topicrawl.core.errors import StorageError
-from topicrawl.storage.opening import open_engine
+from topicrawl.storage.opening import SideStore
 from topicrawl.storage.schema import (
     allocations,
     heat_forecasts,
@@ -32,7 +32,7 @@ from topicrawl.storage.schema import (
     tracked_topics,
     tracking_periods,
 )
-from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, parse_target
+from topicrawl.storage.target import WRITE_OPTION
 from topicrawl.topics.ahp import HeatWeights
 from topicrawl.topics.allocation import TopicAllocation
 from topicrawl.topics.forecast import HeatForecast
@@ -218,7 +218,7 @@ def _forecast_rows(period: int, topic_id: int, forecast: HeatForecast) -> list[d
     return rows
 
 
-class TopicStore:
+class TopicStore(SideStore):
     """Reads and writes topic tracking data in a crawl database.
 
     Args:
@@ -230,47 +230,10 @@ class TopicStore:
     """
 
     def __init__(self, url: str, *, busy_timeout: float = 10.0) -> None:
-        self._target: DatabaseTarget = parse_target(url)
-        self._busy_timeout = busy_timeout
-        self._engine: AsyncEngine | None = None
-
-    @property
-    def target(self) -> DatabaseTarget:
-        return self._target
-
-    async def open(self) -> None:
-        """Connect and apply missing migrations.
-
-        Raises:
-            StorageError: the database cannot be reached, is locked, or cannot be migrated.
-        """
-        if self._engine is not None:
-            return
-        self._engine = await open_engine(
-            self._target, busy_timeout=self._busy_timeout, what="topic storage"
-        )
-
-    async def close(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            await engine.dispose()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
+        super().__init__(url, what="topic storage", busy_timeout=busy_timeout)
 
     def _require(self) -> AsyncEngine:
-        if self._engine is None:
-            raise StorageError("topic storage is not open: call open() first")
-        return self._engine
+        return self.engine
 
     # -- writes --------------------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.demoweb_crawl import crawl_settings, demo_server
 from topicrawl.core.config import CrawlSettings
-from topicrawl.demoweb import DemoWeb, DemoWebServer
+from topicrawl.demoweb import DemoWebServer
 from topicrawl.demoweb.kb import demo_kb_jsonl
 from topicrawl.engine import run_crawl
 from topicrawl.kg.kbfile import parse_kb
@@ -25,27 +26,18 @@ ENTITY = "Julia Child"
 def server() -> Iterator[DemoWebServer]:
     # No robots.txt Crawl-delay on the second host: with it, that host's pages come last
     # in any order, and the fetch order depends on fetch timings.
-    web = DemoWeb.generate(seed=11, hosts=4, pages_per_host=25, crawl_delay=0.0)
-    demo = DemoWebServer(web, slow_delay=0.2)
-    with demo.run_in_thread():
+    with demo_server(slow_delay=0.2, crawl_delay=0.0) as demo:
         yield demo
 
 
 def _settings(server: DemoWebServer, db: Path, **extra: object) -> CrawlSettings:
-    bases = server.web.bases()
+    # Two in flight, one per host, one parse worker: the order follows the priorities.
     options: dict[str, object] = {
-        "seeds": tuple(bases.values()),
-        "strategy": "bfs",
-        "max_pages": 0,
         "concurrency": 2,
         "parse_workers": 1,
         "politeness": {"per_host": 1},
-        "scope": {"allowed_domains": tuple(bases), "max_depth": 6},
-        "fetch": {"timeout": 5.0, "backoff_base": 0.05, "backoff_max": 1.0},
-        "storage": {"url": str(db), "flush_interval": 0.2},
     }
-    options.update(extra)
-    return CrawlSettings(**options)  # type: ignore[arg-type]
+    return crawl_settings(server, db, **{**options, **extra})
 
 
 def _fetch_order(db: Path) -> list[tuple[str, dict[str, float]]]:
@@ -101,3 +93,35 @@ async def test_bfs_preferring_an_entity_reaches_its_pages_sooner(
             )
         }
     assert reached <= urls
+
+
+@pytest.mark.slow
+async def test_focused_preferring_an_entity_queues_its_held_back_links(
+    server: DemoWebServer, tmp_path: Path
+) -> None:
+    # The focused strategy holds back the links under its threshold (a topic far from the
+    # entity's): the preference must still reach them.
+    entity = "世界杯"
+    web = server.web
+    gold = {web.url_of(page) for page in web.pages if page.is_document and entity in page.text}
+    plain_db, preferring_db = tmp_path / "plain.db", tmp_path / "prefer.db"
+    kb = parse_kb(demo_kb_jsonl(), fmt="jsonl")
+    for db in (plain_db, preferring_db):
+        async with KgStore(str(db)) as store:
+            await store.load(kb)
+    focused = {"strategy": "focused", "topics": ("news",)}
+    await run_crawl(_settings(server, plain_db, **focused))
+    await run_crawl(
+        _settings(server, preferring_db, **focused, kg={"prefer": (entity,), "radius": 2})
+    )
+    plain, preferring = _fetch_order(plain_db), _fetch_order(preferring_db)
+    reached = gold & {url for url, _ in plain} & {url for url, _ in preferring}
+    assert len(reached) >= 5
+    # Links the focused strategy held back were queued for the entity, and stored so.
+    assert any("kg_held" in reasons for _, reasons in preferring)
+    assert not any("kg_held" in reasons for _, reasons in plain)
+    plain_at, preferring_at = _positions(plain, reached), _positions(preferring, reached)
+    assert statistics.mean(preferring_at) < 0.8 * statistics.mean(plain_at), (
+        preferring_at,
+        plain_at,
+    )

@@ -13,10 +13,10 @@ from topicrawl.kg.preference import EntityPreference, KgStrategy, normalise_for_
 BASE = "http://site.test"
 
 
-def page(*links: Link, entities: PageEntities | None = None) -> Page:
+def page(*links: Link, entities: PageEntities | None = None, path: str = "/") -> Page:
     return Page(
-        url=f"{BASE}/",
-        final_url=f"{BASE}/",
+        url=f"{BASE}{path}",
+        final_url=f"{BASE}{path}",
         status=200,
         depth=0,
         fetched_at=0.0,
@@ -124,6 +124,10 @@ def test_match_forms(kb: KnowledgeBase) -> None:
     assert preference.strength_in("诺兰的新电影") == 1.0  # no spaces around Chinese names
     assert preference.strength_in("/films/christopher-nolan/") == 1.0
     assert preference.strength_in("Nolanesque films") == 0.0
+    assert normalise_for_match("看Christopher Nolan的电影") == " 看 christopher nolan 的电影 "
+    kb, keys = preferred_keys(kb, ("Christopher Nolan",))
+    preference = EntityPreference(kb, keys, radius=0)
+    assert preference.strength_in("看Christopher Nolan的电影") == 1.0  # Latin beside Chinese
 
 
 def test_an_entity_on_every_page_is_no_neighbour(kb: KnowledgeBase) -> None:
@@ -139,3 +143,38 @@ def test_an_entity_on_every_page_is_no_neighbour(kb: KnowledgeBase) -> None:
     preference.learn(PageEntities((site, kip, film), ()))
     assert preference.strength_in("Interstellar") == 0.5
     assert preference.strength_in("Daily Orbit home") == 0.0
+
+
+def test_links_the_focused_strategy_holds_back_are_queued_when_they_name_the_entity(
+    kb: KnowledgeBase,
+) -> None:
+    kb, keys = preferred_keys(kb, ("Christopher Nolan",))
+    links = (
+        Link(f"{BASE}/films/nolan", "Christopher Nolan"),
+        Link(f"{BASE}/other", "unrelated"),
+        Link(f"{BASE}/later", "Memento"),
+    )
+    off_topic = page(*links)
+    # Alone, the focused strategy holds both links of an off-topic page back.
+    alone = make_strategy("focused", topics=["telescope, comet"])
+    assert not alone.on_page(off_topic).requests
+    assert len(alone.candidates) == 3  # type: ignore[attr-defined]
+    inner = make_strategy("focused", topics=["telescope, comet"])
+    strategy = KgStrategy(inner, preference=EntityPreference(kb, keys, radius=1), boost=1.0)
+    result = strategy.on_page(off_topic)
+    assert [r.url for r in result.requests] == [f"{BASE}/films/nolan"]
+    assert result.requests[0].reasons["kg_held"] == pytest.approx(1.0)
+    assert f"{BASE}/films/nolan" not in inner.candidates  # type: ignore[attr-defined]
+    assert f"{BASE}/other" in inner.candidates  # type: ignore[attr-defined]
+    assert strategy.released_links == 1
+    # The graph grows: Memento becomes a neighbour, and its held-back link is queued.
+    grown = PageEntities(
+        (
+            EntityMention("nolan", "Nolan", "person", 0, 5, 0.9),
+            EntityMention("memento", "Memento", "work", 10, 17, 0.9),
+        ),
+        (RelationMention("memento", "directed_by", "nolan", 0.9, "e"),),
+    )
+    again = strategy.on_page(page(entities=grown, path="/x"))
+    assert f"{BASE}/later" in {r.url for r in again.requests}
+    assert f"{BASE}/later" not in inner.candidates  # type: ignore[attr-defined]

@@ -4,26 +4,39 @@ from __future__ import annotations
 
 import pickle
 
+from topicrawl.kg.kbfile import parse_kb
 from topicrawl.kg.model import KnowledgeBase
 from topicrawl.kg.recognise import Recogniser
+from topicrawl.text.tokenize import Tokenizer, _segment_memo
 
 
 def surfaces(recogniser: Recogniser, text: str) -> list[tuple[str, str]]:
     return [(span.surface, span.source) for span in recogniser.spans(text)]
 
 
-def test_a_chinese_name_jieba_splits_is_whole_with_the_kb_in_its_dictionary(
+def test_a_chinese_name_jieba_splits_is_found_whole_through_the_kb(
     kb: KnowledgeBase,
 ) -> None:
     text = "今天李白杨是一名工程师。"
     # jieba alone cuts the person 李白杨 into the poet 李白 and 杨.
     alone = Recogniser(KnowledgeBase(), english=False)
     assert surfaces(alone, text) == [("李白", "pos")]
-    # The gazetteer off, the user dictionary on: jieba itself now keeps the name whole.
+    # With the KB: jieba's words are still the term counts' (李白 + 杨), but the gazetteer
+    # finds the whole name and its span wins the overlap.
     tagged = Recogniser(kb, english=False)
-    assert ("李白杨", "person") in {(span.surface, span.type) for span in tagged._pos_names(text)}
-    assert "李白" not in {span.surface for span in tagged._pos_names(text)}
+    assert ("李白", "person") in {(span.surface, span.type) for span in tagged._pos_names(text)}
     assert surfaces(tagged, text) == [("李白杨", "kb")]
+
+
+def test_chinese_is_segmented_once_for_the_term_counts_and_the_names() -> None:
+    text = "张小凡和陆雪琪去了青云山。"
+    _segment_memo.cache_clear()
+    Tokenizer()(text)
+    misses = _segment_memo.cache_info().misses
+    spans = Recogniser(KnowledgeBase(), english=False).spans(text)
+    assert [s.surface for s in spans] == ["张小凡", "陆雪琪", "青云山"]
+    assert _segment_memo.cache_info().misses == misses  # the names' cut was a lookup
+    assert _segment_memo.cache_info().hits >= 1
 
 
 def test_jieba_tags_unknown_chinese_names_with_their_types() -> None:
@@ -82,3 +95,10 @@ def test_recogniser_pickles_without_its_built_parts(kb: KnowledgeBase) -> None:
     copy = pickle.loads(pickle.dumps(recogniser))
     assert len(pickle.dumps(recogniser)) < 2_000
     assert copy.spans("李白杨 uses an ArrayList") == recogniser.spans("李白杨 uses an ArrayList")
+
+
+def test_a_latin_name_right_beside_chinese_is_found() -> None:
+    kb = parse_kb('{"id": "dr", "name": "DocumentRoot", "type": "directive"}\n', fmt="jsonl")
+    recogniser = Recogniser(kb, english=False)
+    assert surfaces(recogniser, "使用DocumentRoot指令设置目录。") == [("DocumentRoot", "kb")]
+    assert surfaces(recogniser, "MyDocumentRoot 与 DocumentRoots 不是它。") == []

@@ -27,6 +27,15 @@ def test_chinese_patterns(kb: KnowledgeBase) -> None:
     assert relations(kb, "电影盗梦空间由诺兰执导。") == {("inception", "directed_by", "nolan")}
 
 
+def test_a_qualified_name_with_dots_is_inside_its_sentence(kb: KnowledgeBase) -> None:
+    # The dots of java.util.ArrayList do not end a sentence around it.
+    found = EntityAnalyzer(kb)("", "First. Then java.util.ArrayList implements List; done")
+    assert {(r.subject, r.relation, r.object) for r in found.relations} == {
+        ("arraylist", "implements", "list")
+    }
+    assert [r.evidence for r in found.relations] == ["Then java.util.ArrayList implements List;"]
+
+
 def test_only_within_one_sentence(kb: KnowledgeBase) -> None:
     assert relations(kb, "Inception was a hit. Christopher Nolan directed Tenet.") == {
         ("found:unknown:tenet", "directed_by", "nolan")

@@ -1,0 +1,333 @@
+"""Recognition and linking quality on mentions labelled by the sites' own structure.
+
+Two labelled sets, neither made by the recogniser (issue #20's quality benchmark):
+
+- **Java API docs (English)**: a class page's links to other types carry the gold entity in
+  their markup (``<a title="interface in java.util">List</a>`` is ``java.util.List``). One
+  labelled mention is a (page, anchor text, gold type) of the page's main content; pages are
+  every n-th class page, and ``--english`` mentions are drawn (seeded) from them, a third of
+  them, where there are enough, names that two or more types share (``List``: java.util and
+  java.awt). The KB is :mod:`java_kb`'s, less every tenth type (by a hash of its name): the
+  mentions of those are gold NIL.
+- **Demo web (Chinese and English)**: the generator writes the demo vocabularies' names into
+  its pages (``topicrawl.demoweb.text``); every occurrence of a name in a page's text is a
+  labelled span, its gold entity the name's key in the demo KB (``topicrawl.demoweb.kb``), the
+  KB again less every fifth name (gold NIL); and once more with a decoy for every name (the
+  same name, an entity of the next topic, as likely a priori: only the page's words tell them
+  apart; a left-out name's decoy stays, so its NIL mentions meet a wrong candidate). Exact
+  spans are known here, so span precision is measured too (a name jieba or the
+  capitalised-run rule finds that no vocabulary has counts as a false positive, though many
+  are names).
+
+Reported per set: recognition (a labelled mention found with the same surface; on the demo
+web, exact spans, precision too), candidate recall@5 (the gold entity among the linker's
+first five candidates for the surface, in-KB mentions only), linking precision / recall / F1
+over KB entities (a NIL answer is no prediction; a NIL mention given an entity is a wrong
+one), NIL precision / recall, and analysis pages per second in this process. Usage::
+
+    python benchmarks/kg/quality.py [--pages 80] [--english 150]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selectolax.lexbor import LexborHTMLParser
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cpu_per_page import JAVA, java_pages
+from java_kb import build
+
+from topicrawl.core.models import PageEntities
+from topicrawl.demoweb import TOPICS, DemoWeb
+from topicrawl.demoweb.kb import demo_kb_jsonl
+from topicrawl.kg.analyse import EntityAnalyzer, page_body
+from topicrawl.kg.kbfile import parse_kb
+from topicrawl.kg.link import Linker, LinkWeights
+from topicrawl.kg.recognise import has_cjk
+from topicrawl.parse.worker import parse_body
+
+NIL = "NIL"
+_TYPE_TITLE = re.compile(
+    r"^(?:class|interface|enum|record|annotation interface|enum class) in (\S+)$"
+)
+
+
+@dataclass(slots=True)
+class Counts:
+    """Tallies of one labelled set."""
+
+    mentions: int = 0
+    recognised: int = 0
+    predicted_spans: int = 0
+    matched_spans: int = 0
+    in_kb: int = 0
+    candidate_hits: int = 0
+    linked: int = 0  # mentions given a KB entity
+    linked_right: int = 0
+    gold_nil: int = 0
+    said_nil: int = 0
+    nil_right: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    misses: list[str] = field(default_factory=list)
+
+    def add(self, gold: str, predicted: str | None, candidates: Sequence[str]) -> None:
+        """One labelled mention: its gold key (or NIL), the prediction (None: not found)."""
+        self.mentions += 1
+        if gold == NIL:
+            self.gold_nil += 1
+        else:
+            self.in_kb += 1
+            self.candidate_hits += gold in candidates[:5]
+        if predicted is None:
+            return
+        self.recognised += 1
+        if predicted == NIL:
+            self.said_nil += 1
+            self.nil_right += gold == NIL
+        else:
+            self.linked += 1
+            self.linked_right += predicted == gold
+            if predicted != gold and len(self.misses) < 8:
+                self.misses.append(f"{gold} -> {predicted}")
+
+    def report(self, label: str) -> str:
+        def ratio(a: int, b: int) -> float:
+            return a / b if b else 0.0
+
+        precision = ratio(self.linked_right, self.linked)
+        recall = ratio(self.linked_right, self.in_kb)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        lines = [
+            f"{label}: {self.mentions} labelled mentions ({self.gold_nil} gold NIL) on"
+            f" {self.pages} pages",
+            f"  recognition recall {ratio(self.recognised, self.mentions):.3f}",
+        ]
+        if self.predicted_spans:
+            span_p = ratio(self.matched_spans, self.predicted_spans)
+            span_r = ratio(self.recognised, self.mentions)
+            span_f = 2 * span_p * span_r / (span_p + span_r) if span_p + span_r else 0.0
+            lines.append(
+                f"  span precision {span_p:.3f} ({self.predicted_spans} predicted), F1 {span_f:.3f}"
+            )
+        lines += [
+            f"  candidate recall@5 {ratio(self.candidate_hits, self.in_kb):.3f}",
+            f"  linking precision {precision:.3f} recall {recall:.3f} F1 {f1:.3f}",
+            f"  NIL precision {ratio(self.nil_right, self.said_nil):.3f}"
+            f" recall {ratio(self.nil_right, self.gold_nil):.3f}",
+            f"  {ratio(self.pages, int(self.seconds * 1000)) * 1000:.0f} pages/s"
+            " (recognition + linking + relations, one process)",
+        ]
+        if self.misses:
+            lines.append("  some wrong links: " + "; ".join(self.misses))
+        return "\n".join(lines)
+
+
+def _held_out(key: str, every: int) -> bool:
+    return zlib.crc32(key.encode("utf-8")) % every == 0
+
+
+def _without(lines: list[dict[str, object]], every: int) -> tuple[str, set[str]]:
+    """KB JSONL without the entities a hash holds out (and their relations); their keys."""
+    held = {str(line["id"]) for line in lines if "id" in line and _held_out(str(line["id"]), every)}
+    kept = [
+        line
+        for line in lines
+        if str(line.get("id", "")) not in held
+        and str(line.get("subject", "")) not in held
+        and str(line.get("object", "")) not in held
+    ]
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in kept), held
+
+
+def _answer(found: PageEntities, surface: str) -> str | None:
+    for mention in found.mentions:
+        if mention.surface == surface:
+            return NIL if mention.entity.startswith("found:") else mention.entity
+    return None
+
+
+# -- Java docs ------------------------------------------------------------------------------
+
+
+def java_labels(url: str, html: str) -> dict[str, str]:
+    """Anchor text -> gold type key, for the links to types in a class page's main content
+    (a text linked to two types on one page is left out)."""
+    tree = LexborHTMLParser(html)
+    main = tree.css_first("main") or tree.body
+    labels: dict[str, str] = {}
+    clashes: set[str] = set()
+    if main is None:
+        return labels
+    for anchor in main.css("a[title]"):
+        found = _TYPE_TITLE.match(anchor.attributes.get("title") or "")
+        text = anchor.text(strip=True).removeprefix("@")  # annotations: @Deprecated
+        if found is None or not text[:1].isupper() or " " in text:
+            continue  # not a type's name ("interfaces", "this class")
+        package = found.group(1)
+        # The anchor is the simple name (List) or, in places, the qualified one.
+        gold = text if text.startswith(package + ".") else f"{package}.{text}"
+        if labels.get(text, gold) != gold:
+            clashes.add(text)
+        labels[text] = gold
+
+    return {text: gold for text, gold in labels.items() if text not in clashes}
+
+
+def java_set(pages: int, wanted: int, weights: LinkWeights) -> Counts:
+    lines = build(JAVA)
+    kb_text, held = _without(lines, 10)
+    kb = parse_kb(kb_text, fmt="jsonl")
+    analyzer = EntityAnalyzer(kb, weights=weights)
+    linker = Linker(kb, weights=weights)
+    simple_names: dict[str, int] = {}
+    for line in lines:
+        if "id" in line and line.get("type") != "package":
+            name = str(line["name"])
+            simple_names[name] = simple_names.get(name, 0) + 1
+    labelled: list[tuple[int, str, str]] = []  # (page index, surface, gold)
+    parsed = []
+    for index, (url, body) in enumerate(java_pages(lines, pages)):
+        doc = parse_body(body, url)
+        parsed.append(doc)
+        for surface, gold in java_labels(url, body.decode("utf-8", "replace")).items():
+            labelled.append((index, surface, NIL if gold in held else gold))
+    rng = random.Random(20)
+    ambiguous = [item for item in labelled if simple_names.get(item[1], 0) > 1]
+    plain = [item for item in labelled if simple_names.get(item[1], 0) <= 1]
+    take = min(len(ambiguous), wanted // 3)
+    chosen = rng.sample(ambiguous, take) + rng.sample(plain, min(len(plain), wanted - take))
+    results: dict[int, PageEntities] = {}
+    counts = Counts()
+    start = time.process_time()
+    for index, doc in enumerate(parsed):
+        results[index] = analyzer(doc.page.title, doc.page.text)
+    counts.seconds = time.process_time() - start
+    counts.pages = len(parsed)
+    for index, surface, gold in chosen:
+        candidates = [c.key for c in linker.candidates(surface)]
+        counts.add(gold, _answer(results[index], surface), candidates)
+    return counts
+
+
+# -- demo web ------------------------------------------------------------------------------
+
+
+def _gold_spans(text: str, names: dict[str, str]) -> dict[tuple[int, int], str]:
+    """Every occurrence of a vocabulary name (longest first, none overlapping)."""
+    taken = bytearray(len(text))
+    spans: dict[tuple[int, int], str] = {}
+    for name in sorted(names, key=len, reverse=True):
+        for found in re.finditer(re.escape(name), text):
+            start, end = found.span()
+            before = text[start - 1] if start > 0 else " "
+            after = text[end] if end < len(text) else " "
+            if not has_cjk(name) and (before.isalnum() or after.isalnum()):
+                continue
+            if taken.find(1, start, end) == -1:
+                taken[start:end] = b"\x01" * (end - start)
+                spans[start, end] = names[name]
+    return spans
+
+
+def with_decoys(lines: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The demo KB with a second entity for every name: the same name, of the next topic
+    (its description that topic's words, ``part_of`` that topic), as likely a priori. The
+    gold stays the name's own topic's entity; only the page's words can tell them apart."""
+    topics = [t.id for t in TOPICS]
+    words = {
+        (t.id, lang): " ".join(t.vocabulary(lang).nouns) for t in TOPICS for lang in ("en", "zh")
+    }
+    topic_of = {
+        str(line["subject"]): str(line["object"]).removeprefix("demo-topic:")
+        for line in lines
+        if line.get("relation") == "part_of"
+    }
+    decoys: list[dict[str, object]] = []
+    for line in lines:
+        key = str(line.get("id", ""))
+        if key not in topic_of:
+            continue
+        other = topics[(topics.index(topic_of[key]) + 1) % len(topics)]
+        decoy = f"{key}~{other}"
+        lang = str(line.get("lang") or "en")
+        decoys.append({**line, "id": decoy, "description": words[other, lang]})
+        decoys.append({"subject": decoy, "relation": "part_of", "object": f"demo-topic:{other}"})
+    entities = [line for line in lines if "id" in line]
+    relations = [line for line in lines if "id" not in line]
+    return (
+        entities
+        + [d for d in decoys if "id" in d]
+        + relations
+        + [d for d in decoys if "id" not in d]
+    )
+
+
+def demo_sets(seed: int, weights: LinkWeights, *, decoys: bool = False) -> dict[str, Counts]:
+    lines = [json.loads(line) for line in demo_kb_jsonl().splitlines()]
+    kb_text, held = _without(with_decoys(lines) if decoys else lines, 5)
+    kb = parse_kb(kb_text, fmt="jsonl")
+    analyzer = EntityAnalyzer(kb, weights=weights)
+    linker = Linker(kb, weights=weights)
+    names: dict[str, str] = {}
+    for line in lines:
+        if "id" in line and line.get("type") != "topic":
+            names[str(line["name"])] = str(line["id"])
+    web = DemoWeb.generate(seed=seed, hosts=4, pages_per_host=25, crawl_delay=0.0)
+    analyzer("", "先载入结巴的词典 and the automaton")  # not timed: loading, once a process
+    sets = {"zh": Counts(), "en": Counts()}
+    for page in web.pages:
+        if not page.is_document or page.lang not in sets:
+            continue
+        counts = sets[page.lang]
+        body = page_body("", page.text)
+        gold = _gold_spans(body, names)
+        start = time.process_time()
+        found = analyzer("", page.text)
+        counts.seconds += time.process_time() - start
+        counts.pages += 1
+        predicted = {(m.start, m.end): m for m in found.mentions}
+        counts.predicted_spans += len(predicted)
+        for (begin, end), key in gold.items():
+            mention = predicted.get((begin, end))
+            answer = None
+            if mention is not None:
+                counts.matched_spans += 1
+                answer = NIL if mention.entity.startswith("found:") else mention.entity
+            candidates = [c.key for c in linker.candidates(body[begin:end])]
+            counts.add(NIL if key in held else key, answer, candidates)
+    return sets
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=80, help="Java class pages read")
+    parser.add_argument("--english", type=int, default=150, help="Java mentions drawn")
+    parser.add_argument("--seed", type=int, default=11, help="the demo web's seed")
+    parser.add_argument(
+        "--nil-threshold", type=float, default=LinkWeights().nil_threshold, help="the linker's"
+    )
+    args = parser.parse_args()
+    weights = LinkWeights(nil_threshold=args.nil_threshold)
+    demo = demo_sets(args.seed, weights)
+    print(demo["zh"].report("Demo web, Chinese pages"))
+    print(demo["en"].report("Demo web, English pages"))
+    ambiguous = demo_sets(args.seed, weights, decoys=True)
+    print(ambiguous["zh"].report("Demo web, Chinese pages, every name shared with a decoy"))
+    print(ambiguous["en"].report("Demo web, English pages, every name shared with a decoy"))
+    print(java_set(args.pages, args.english, weights).report("Java API docs, links to types"))
+
+
+if __name__ == "__main__":
+    main()
