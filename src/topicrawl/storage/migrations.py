@@ -47,6 +47,7 @@ from topicrawl.storage.rows import host_of
 from topicrawl.storage.schema import (
     FOCUS_TABLES,
     KG_TABLES,
+    PARSER_TABLES,
     TRACKING_TABLES,
     Id,
     failures,
@@ -247,6 +248,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         7,
         "knowledge graph: entities, aliases, relations, entity and relation URLs",
         create_tables(*KG_TABLES),
+    ),
+    Migration(
+        8,
+        "parser library: URL patterns and their methods, method changes, page records",
+        create_tables(*PARSER_TABLES),
     ),
 )
 

@@ -33,6 +33,7 @@ from sqlalchemy import (
 __all__ = [
     "FOCUS_TABLES",
     "KG_TABLES",
+    "PARSER_TABLES",
     "TRACKING_TABLES",
     "allocations",
     "failures",
@@ -45,7 +46,10 @@ __all__ = [
     "kg_relations",
     "labels",
     "metadata",
+    "page_records",
     "pages",
+    "parser_changes",
+    "parser_patterns",
     "posts",
     "run_samples",
     "runs",
@@ -361,3 +365,48 @@ KG_TABLES: tuple[Table, ...] = (
     kg_entity_urls,
     kg_relation_urls,
 )
+
+
+# -- parser library (helper s15-parsers; see topicrawl.parse.methods) --------------------------
+# One row per URL pattern: the method that works for it now, counts added by every worker, and
+# the fingerprints of its fields' elements (JSON) for relocation after a template change.
+parser_patterns = Table(
+    "parser_patterns",
+    metadata,
+    Column("pattern", Text, primary_key=True),
+    Column("schema_name", Text, nullable=False, index=True),
+    Column("method", Text, nullable=True),
+    Column("successes", BigInteger, nullable=False),
+    Column("failures", BigInteger, nullable=False),
+    Column("tried", BigInteger, nullable=False, comment="methods tried, summed over pages"),
+    Column("pages", BigInteger, nullable=False),
+    Column("fingerprints", Text, nullable=False, comment="JSON object: field -> fingerprint"),
+    Column("updated_at", Double, nullable=False),
+)
+
+# Each time a pattern's remembered method failed and another took over.
+parser_changes = Table(
+    "parser_changes",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("at", Double, nullable=False, index=True),
+    Column("pattern", Text, nullable=False, index=True),
+    Column("old_method", Text, nullable=True),
+    Column("new_method", Text, nullable=False),
+    Column("sample_url", Text, nullable=False),
+    Column("failed_fields", Text, nullable=False, comment="JSON array of field names"),
+)
+
+# A page's extracted record (the latest), beside its row in pages (joined on url).
+page_records = Table(
+    "page_records",
+    metadata,
+    Column("url", Text, primary_key=True),
+    Column("pattern", Text, nullable=False),
+    Column("schema_name", Text, nullable=False),
+    Column("method", Text, nullable=False),
+    Column("record", Text, nullable=False, comment="JSON object: field -> value"),
+    Column("extracted_at", Double, nullable=False),
+)
+
+PARSER_TABLES: tuple[Table, ...] = (parser_patterns, parser_changes, page_records)
