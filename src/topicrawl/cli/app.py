@@ -50,6 +50,11 @@ from topicrawl.cli.kg import kg_overrides  # noqa: E402
 
 app.add_typer(kg_app, name="kg")
 # -- end kg --
+# -- parsers (helper s15-parsers) --
+from topicrawl.cli.parsers import app as parsers_app  # noqa: E402
+
+app.add_typer(parsers_app, name="parsers")
+# -- end parsers --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = 2
@@ -198,6 +203,10 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         int | None, typer.Option(help="Relations from a preferred entity that still count.")
     ] = None,
     # -- end kg --
+    parsers: Annotated[
+        Path | None,
+        typer.Option(help="TOML file of site schemas and rules: extract records from pages."),
+    ] = None,
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     _setup_logging(log_level)
@@ -229,6 +238,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     put(kwargs, "feeds", tuple(feed) if feed else None)
     put(kwargs, "frontier", {"kind": frontier} if frontier else None)
     put(kwargs, "kg", kg)
+    put(kwargs, "parsers", str(parsers) if parsers is not None else None)
     report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet, metrics_port))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))

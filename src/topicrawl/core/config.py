@@ -389,6 +389,13 @@ class CrawlSettings(BaseSettings):
     frontier: FrontierSettings = FrontierSettings()
     storage: StorageSettings = StorageSettings()
     kg: KgSettings = KgSettings()
+    parsers: str | None = Field(
+        None,
+        description=(
+            "TOML file of site schemas and rules for the parser library (see"
+            " topicrawl.parse.methods.schema); None = no records are extracted."
+        ),
+    )
 
     _lists = field_validator("seeds", "topics", "feeds", mode="before")(_comma_list)
 

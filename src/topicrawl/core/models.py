@@ -193,6 +193,8 @@ class Page:
     parse worker counted them (see :class:`~topicrawl.core.protocols.Strategy`); they are
     not stored. ``entities`` are the entities and relations recognised in the page when the
     crawl has a knowledge graph (see :mod:`topicrawl.kg`); they are stored in its tables.
+    ``record`` is the page's fields extracted by the parser library when a site schema
+    applies to it (see :mod:`topicrawl.parse.methods`); stored in ``page_records``.
     """
 
     url: str
@@ -220,6 +222,7 @@ class Page:
     noindex: bool = False
     terms: Mapping[str, int] | None = field(default=None, compare=False, hash=False, repr=False)
     entities: PageEntities | None = field(default=None, compare=False, hash=False, repr=False)
+    record: Mapping[str, object] | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
