@@ -34,14 +34,15 @@ from topicrawl.storage.target import create_engine, parse_target
 __all__ = ["SqlParserStore"]
 
 
-def _prints_json(prints: Mapping[str, Fingerprint]) -> str:
-    return json.dumps({name: fp.to_json() for name, fp in prints.items()}, ensure_ascii=False)
+def _prints_json(prints: Mapping[str, tuple[Fingerprint, ...]]) -> str:
+    data = {name: [fp.to_json() for fp in variants] for name, variants in prints.items()}
+    return json.dumps(data, ensure_ascii=False)
 
 
-def _prints(text: str) -> dict[str, Fingerprint]:
+def _prints(text: str) -> dict[str, tuple[Fingerprint, ...]]:
     try:
         data = json.loads(text)
-        return {str(k): Fingerprint.from_json(v) for k, v in data.items()}
+        return {str(k): tuple(map(Fingerprint.from_json, v)) for k, v in data.items()}
     except (ValueError, KeyError, TypeError, AttributeError):
         return {}  # unreadable fingerprints: relocation waits for fresh ones
 

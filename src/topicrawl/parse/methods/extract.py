@@ -42,7 +42,7 @@ class Hint:
     schema: str
     pattern: str
     method: str | None = None
-    fingerprints: Mapping[str, Fingerprint] = field(default_factory=dict)
+    fingerprints: Mapping[str, tuple[Fingerprint, ...]] = field(default_factory=dict)
     want_fingerprints: bool = False
 
 
@@ -152,8 +152,8 @@ def _by_relocation(page: _Page, schema: SiteSchema, hint: Hint) -> _RawFields | 
         return None
     found: _RawFields = {}
     for spec in schema.fields:
-        fp = hint.fingerprints.get(spec.name)
-        if fp is not None and (value := relocate(page.tree, fp)) is not None:
+        variants = hint.fingerprints.get(spec.name, ())
+        if variants and (value := relocate(page.tree, variants)) is not None:
             found[spec.name] = value
     return found
 

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from topicrawl.parse.methods.extract import Extraction, Hint
 from topicrawl.parse.methods.patterns import url_pattern
-from topicrawl.parse.methods.relocate import Fingerprint
+from topicrawl.parse.methods.relocate import Fingerprint, merge_variants
 from topicrawl.parse.methods.schema import ParserConfig
 from topicrawl.parse.methods.validators import Value
 from topicrawl.parse.urls import registered_domain
@@ -55,7 +55,7 @@ class PatternState:
     failures: int = 0
     tried: int = 0
     pages: int = 0
-    fingerprints: dict[str, Fingerprint] = field(default_factory=dict)
+    fingerprints: dict[str, tuple[Fingerprint, ...]] = field(default_factory=dict)
     updated_at: float = 0.0
 
     @property
@@ -88,7 +88,7 @@ class PatternUpdate:
     tried: int
     pages: int
     method: str | None
-    fingerprints: Mapping[str, Fingerprint] | None
+    fingerprints: Mapping[str, tuple[Fingerprint, ...]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +178,7 @@ class _Pending:
     tried: int = 0
     pages: int = 0
     method: str | None = None
-    fingerprints: dict[str, Fingerprint] | None = None
+    fingerprints: dict[str, tuple[Fingerprint, ...]] | None = None
 
 
 class ParserLibrary:
@@ -248,8 +248,11 @@ class ParserLibrary:
         state.successes += 1
         pending.successes += 1
         if extraction.fingerprints:
-            state.fingerprints = dict(extraction.fingerprints)
-            pending.fingerprints = state.fingerprints
+            merged = dict(state.fingerprints)
+            for name, fresh in extraction.fingerprints.items():
+                merged[name] = merge_variants(merged.get(name, ()), fresh)
+            state.fingerprints = merged
+            pending.fingerprints = merged
         if extraction.record is not None:
             self._records.append(
                 StoredRecord(

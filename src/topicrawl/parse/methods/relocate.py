@@ -13,7 +13,7 @@ changes alter, so they weigh less.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -22,9 +22,22 @@ from lxml.html import HtmlElement
 
 from topicrawl.parse.methods.validators import Invalid, RawValue, Value, parse_count
 
-__all__ = ["MIN_SCORE", "Fingerprint", "find_element", "fingerprint_of", "relocate"]
+__all__ = [
+    "MAX_VARIANTS",
+    "MIN_SCORE",
+    "Fingerprint",
+    "find_element",
+    "fingerprint_of",
+    "merge_variants",
+    "relocate",
+]
 
-MIN_SCORE = 0.45
+MIN_SCORE = 0.4
+"""The least score (0-1) an element needs to be taken for a field."""
+MARGIN = 0.04
+"""How far the best element must lead the best one with other text: a near tie is no answer."""
+MAX_VARIANTS = 4
+"""Fingerprints kept per field: pages of one pattern differ (languages, A/B layouts)."""
 _SKIP = frozenset({"script", "style", "noscript", "template", "head", "title", "meta", "link"})
 _ATTRS = ("id", "class", "itemprop", "property", "name", "role", "rel")
 _MAX_TEXT = 300
@@ -42,8 +55,9 @@ class Fingerprint:
     prev_tag: str
     prev_text: str
     next_tag: str
-    label: str
+    label: tuple[str, ...]
     many: bool = False
+    in_title: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready form (for storage)."""
@@ -61,8 +75,9 @@ class Fingerprint:
             prev_tag=str(data["prev_tag"]),
             prev_text=str(data["prev_text"]),
             next_tag=str(data["next_tag"]),
-            label=str(data["label"]),
+            label=tuple(map(str, data["label"])),
             many=bool(data.get("many", False)),
+            in_title=bool(data.get("in_title", False)),
         )
 
 
@@ -83,39 +98,83 @@ def _sig(element: HtmlElement | None) -> str:
     return f"{element.tag}.{'.'.join(sorted((element.get('class') or '').split()))}"
 
 
-def _label(element: HtmlElement) -> str:
-    """The text that labels an element: its previous sibling's text, or its parent's own
-    text before it (e.g. ``<li>Plays: <b>1.2K</b></li>``)."""
-    prev = element.getprevious()
-    if prev is not None and isinstance(prev.tag, str):
-        text = _norm(prev.text_content())
-        if text:
-            return text[:40]
-    parent = element.getparent()
-    if parent is not None:
-        text = _norm(parent.text)
-        if text:
-            return text[:40]
-        if parent.getprevious() is not None and isinstance(parent.getprevious().tag, str):
-            return _norm(parent.getprevious().text_content())[:40]
+_NOT_LABEL = re.compile(r"[\W\d_]+")
+
+
+def _label_text(text: str | None) -> str:
+    """A label as compared: letters only, lower case ("Plays:" and "plays" are one label)."""
+    return _NOT_LABEL.sub("", (text or "")[:60]).lower()[:30]
+
+
+def _column_header(element: HtmlElement) -> str:
+    """The ``<th>`` above a table cell, if any."""
+    row = element.getparent()
+    table = row.getparent() if row is not None else None
+    if table is None or row is None:
+        return ""
+    column = list(row).index(element)
+    for other in table.iter("tr"):
+        if other is row:
+            break
+        cells = [c for c in other if isinstance(c.tag, str)]
+        if column < len(cells) and cells[column].tag == "th":
+            return _label_text(cells[column].text_content())
     return ""
 
 
-def fingerprint_of(element: HtmlElement, *, many: bool = False) -> Fingerprint:
-    """The fingerprint of ``element`` (``many``: the field is a list of its children)."""
+def _labels(element: HtmlElement) -> tuple[str, ...]:
+    """The texts that may label an element, letters only: its own text before its children
+    (``<p>Director: <a>..</a></p>``), its previous sibling's text (``<dt>Plays</dt><dd>``),
+    its column's header cell, its parent's own text before it (``<li>Plays: <b>..</b>``) and
+    the text after it (``<span>1.2K</span> plays``)."""
+    cues: list[str] = []
+    if len(element):
+        cues.append(_label_text(element.text))
+    prev = element.getprevious()
+    if prev is not None and isinstance(prev.tag, str):
+        cues.append(_label_text(prev.text_content()))
+    if element.tag in ("td", "th"):
+        cues.append(_column_header(element))
+    parent = element.getparent()
+    if parent is not None and parent.index(element) == 0:
+        cues.append(_label_text(parent.text))
+    cues.append(_label_text(element.tail))
+    return tuple(dict.fromkeys(c for c in cues if c))
+
+
+def _labels_meet(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    return any(a == b or (a in b or b in a) for a in mine for b in theirs if len(a) > 1 < len(b))
+
+
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def _page_title(element: HtmlElement) -> str:
+    found = element.getroottree().findtext(".//title")
+    return _norm(found)
+
+
+def fingerprint_of(
+    element: HtmlElement, *, many: bool = False, page_title: str | None = None
+) -> Fingerprint:
+    """The fingerprint of ``element`` (``many``: the field is a list of its children;
+    ``page_title``: the document's ``<title>``, looked up when not given)."""
     path = tuple(str(a.tag) for a in reversed(list(element.iterancestors())))
+    text = _norm(element.text_content())
+    title = _page_title(element) if page_title is None else page_title
     prev, nxt = element.getprevious(), element.getnext()
     return Fingerprint(
         tag=str(element.tag),
         attrs=tuple((a, element.get(a) or "") for a in _ATTRS if element.get(a)),
-        shape=_shape(_norm(element.text_content())),
+        shape=_shape(text),
         path=path,
         parent=_sig(element.getparent()),
         prev_tag=str(prev.tag) if prev is not None else "",
         prev_text=_norm(prev.text_content())[:40] if prev is not None else "",
         next_tag=str(nxt.tag) if nxt is not None else "",
-        label=_label(element),
+        label=_labels(element),
         many=many,
+        in_title=bool(text) and len(text) >= 2 and text in title,
     )
 
 
@@ -125,35 +184,60 @@ def _elements(tree: HtmlElement) -> Iterator[HtmlElement]:
             yield element
 
 
-def _score(fp: Fingerprint, element: HtmlElement) -> float:
+def _kind(shape: str) -> str:
+    return "number" if "9" in shape and len(shape) <= 12 else "text"
+
+
+def _score(fp: Fingerprint, element: HtmlElement, page_title: str) -> float:
     text = _norm(element.text_content())
     if not text or len(text) > _MAX_TEXT * (20 if fp.many else 1):
         return 0.0
-    candidate = fingerprint_of(element, many=fp.many)
-    score = 1.0 * (candidate.tag == fp.tag)
+    candidate = fingerprint_of(element, many=fp.many, page_title=page_title)
+    if candidate.tag == fp.tag:
+        score = 1.0
+    else:
+        score = 0.7 if candidate.tag in _HEADINGS and fp.tag in _HEADINGS else 0.0
     mine, theirs = set(fp.attrs), set(candidate.attrs)
     score += 1.5 * (len(mine & theirs) / len(mine | theirs) if mine | theirs else 1.0)
-    score += 1.0 * (candidate.shape == fp.shape)
+    if candidate.shape == fp.shape:
+        score += 1.0
+    elif _kind(candidate.shape) == _kind(fp.shape):
+        score += 0.6
     score += 1.0 * SequenceMatcher(None, fp.path, candidate.path).ratio()
     score += 0.5 * (candidate.parent == fp.parent)
     score += 0.5 * (candidate.prev_tag == fp.prev_tag) + 0.25 * (candidate.next_tag == fp.next_tag)
-    score += 2.5 * (bool(fp.label) and candidate.label == fp.label)
+    score += 2.5 * _labels_meet(fp.label, candidate.label)
     score += 0.5 * (bool(fp.prev_text) and candidate.prev_text == fp.prev_text)
-    return score / 8.25
+    score += 1.5 * (fp.in_title and candidate.in_title)
+    return score / (9.75 if fp.in_title else 8.25)
 
 
-def relocate(tree: HtmlElement, fp: Fingerprint) -> RawValue | None:
-    """The value of the element of ``tree`` most like ``fp``, or None if none is like enough."""
-    best, best_score = None, MIN_SCORE
-    for element in _elements(tree):
-        score = _score(fp, element)
-        if score > best_score:
-            best, best_score = element, score
-    if best is None:
+def relocate(tree: HtmlElement, variants: Sequence[Fingerprint]) -> RawValue | None:
+    """The value of the element of ``tree`` most like one of ``variants`` (a field's
+    fingerprints), or None if none is like enough or two with other texts nearly tie."""
+    if not variants:
         return None
+    page_title = _page_title(tree)
+    scored: list[tuple[float, str, HtmlElement]] = []
+    for element in _elements(tree):
+        score = max(_score(fp, element, page_title) for fp in variants)
+        if score >= MIN_SCORE - MARGIN:
+            scored.append((score, _norm(element.text_content()), element))
+    if not scored:
+        return None
+    scored.sort(key=lambda item: -item[0])
+    best_score, best_text, best = scored[0]
+    if best_score < MIN_SCORE:
+        return None
+    rival = next((s for s, text, _ in scored[1:] if text != best_text), 0.0)
+    if best_score - rival < MARGIN:
+        return None
+    fp = variants[0]
     if fp.many:
         items = [_norm(child.text_content()) for child in best if isinstance(child.tag, str)]
-        return [item for item in items if item] or None
+        if any(items):
+            return [item for item in items if item]
+        # Names written as plain text ("A / B"): the field's validator splits them.
     return _norm(best.text_content()) or None
 
 
@@ -189,3 +273,17 @@ def _same_count(text: str, value: object) -> bool:
         return False
     assert isinstance(value, int)
     return value > 0 and abs(shown - value) <= 0.05 * value
+
+
+def _variant_key(fp: Fingerprint) -> tuple[object, ...]:
+    return (fp.tag, fp.attrs, fp.path, fp.label, fp.parent)
+
+
+def merge_variants(
+    kept: Sequence[Fingerprint], fresh: Fingerprint, *, limit: int = MAX_VARIANTS
+) -> tuple[Fingerprint, ...]:
+    """``kept`` with ``fresh`` first; a variant like ``fresh`` (same element in another page)
+    is replaced, and the oldest beyond ``limit`` go."""
+    key = _variant_key(fresh)
+    others = [fp for fp in kept if _variant_key(fp) != key]
+    return (fresh, *others)[:limit]

@@ -65,9 +65,9 @@ def test_relocation_finds_a_renamed_element_by_its_label() -> None:
     (element,) = old.xpath("//span[@class='plays']")
     fp = fingerprint_of(element)
     new = lxml.html.fromstring(page("cosmetic", shown_plays="2.5M"))
-    assert relocate(new, fp) == "2.5M"
+    assert relocate(new, [fp]) == "2.5M"
     # A page without anything like it gives nothing rather than a guess.
-    assert relocate(lxml.html.fromstring("<html><body><p>hi</p></body></html>"), fp) is None
+    assert relocate(lxml.html.fromstring("<html><body><p>hi</p></body></html>"), [fp]) is None
 
 
 def _hostile_microdata(items: int, refs: int) -> str:
