@@ -17,7 +17,11 @@ Systems: ``library`` (this library, schemas of ``video.toml`` written against v1
 ``static`` (the v1 rules alone, as a parser written once), ``handwritten`` (rules written by
 hand for each template, told which template it faces: the ceiling).
 
-    PYTHONPATH=src python benchmarks/parsers/heal.py [--seed 0] [--before 60] [--json out.json]
+    PYTHONPATH=src python benchmarks/parsers/heal.py [--seeds 0 1 2 3 4] [--before 20 60]
+        [--json out.json]
+
+With several seeds and ``--before`` values it prints one markdown table: per change and
+system, means over the runs (pages to recover: median and worst).
 """
 
 from __future__ import annotations
@@ -32,16 +36,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import lxml.html
+
 from topicrawl.demoweb.video import build_video_site, layout_of
 from topicrawl.parse.methods import (
     Hint,
     ParserConfig,
     ParserLibrary,
     SiteSchema,
-    config_from_mapping,
     extract,
     load_config,
 )
+from topicrawl.parse.methods.rules import apply_rule
+from topicrawl.parse.methods.validators import Invalid, validate
 
 HERE = Path(__file__).parent
 BASE = "https://video.example.com"
@@ -83,7 +90,7 @@ def _schemas_with_rules(config: ParserConfig, layout: str) -> ParserConfig:
     """The config with the hand-written rules of ``layout`` in place of the v1 rules."""
     if layout == "v1" or layout == "counts_reformatted":
         return config
-    hand = _HAND[layout] if layout in _HAND else {}
+    hand = _HAND.get(layout, {})
     schemas = []
     for schema in config.schemas:
         rules = hand.get(schema.name, {})
@@ -120,8 +127,12 @@ def _same(expected: object, got: object) -> bool:
     return str(got) == str(expected)
 
 
-def _score(tally: Tally, truth: Mapping[str, object], record: Mapping[str, object] | None,
-           names: Sequence[str]) -> None:
+def _score(
+    tally: Tally,
+    truth: Mapping[str, object],
+    record: Mapping[str, object] | None,
+    names: Sequence[str],
+) -> None:
     fields = [n for n in names if n in truth]
     right = 0
     for name in fields:
@@ -176,11 +187,6 @@ def _run_change(
 def _partial_rules(html: str, url: str, schema: SiteSchema) -> dict[str, object]:
     """What a static parser outputs when some of its rules fail: the fields that still match
     and validate (it has no way to tell the page failed)."""
-    import lxml.html
-
-    from topicrawl.parse.methods.rules import apply_rule
-    from topicrawl.parse.methods.validators import Invalid, validate
-
     tree = lxml.html.document_fromstring(html)
     record: dict[str, object] = {}
     for spec in schema.fields:
@@ -229,29 +235,70 @@ def summarise(tallies: dict[str, Tally], before: int, change: str) -> dict[str, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--before", type=int, default=60, help="pages served as v1 first")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument(
+        "--before", type=int, nargs="+", default=[60], help="pages served as v1 first"
+    )
     parser.add_argument("--schemas", type=Path, default=HERE / "video.toml")
     parser.add_argument("--changes", nargs="*", default=list(CHANGES))
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     config = load_config(args.schemas)
-    site = build_video_site(seed=args.seed)
-    pages = [p for p in site.paths() if p.startswith(("/title/", "/play/"))]
-    random.Random(args.seed).shuffle(pages)
-    results: dict[str, object] = {"pages": len(pages), "before": args.before, "seed": args.seed}
     started = time.perf_counter()
-    for change in args.changes:
-        tallies = _run_change(change, config, pages, args.before, args.seed)
-        summary = summarise(tallies, args.before, change)
-        results[change] = summary
-        print(f"== {change}")
-        for name, row in summary.items():  # type: ignore[union-attr]
-            print(f"  {name:12} {row}")
-    results["seconds"] = round(time.perf_counter() - started, 1)
+    runs: list[dict[str, object]] = []
+    for seed in args.seeds:
+        site = build_video_site(seed=seed)
+        pages = [p for p in site.paths() if p.startswith(("/title/", "/play/"))]
+        random.Random(seed).shuffle(pages)
+        for before in args.before:
+            for change in args.changes:
+                tallies = _run_change(change, config, pages, before, seed)
+                summary = summarise(tallies, before, change)
+                runs.append(
+                    {
+                        "seed": seed,
+                        "before": before,
+                        "pages": len(pages),
+                        "change": change,
+                        "systems": summary,
+                    }
+                )
+                print(f"== seed {seed}, {before} pages before, {change}", file=sys.stderr)
+                for name, row in summary.items():
+                    print(f"  {name:12} {row}", file=sys.stderr)
+    _table(runs, args.changes)
+    print(f"\n{len(runs)} runs in {time.perf_counter() - started:.0f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+        args.json.write_text(json.dumps(runs, indent=2), encoding="utf-8")
     return 0
+
+
+def _table(runs: list[dict[str, object]], changes: Sequence[str]) -> None:
+    print(
+        "| change | system | before | first 5 after | after those | pages to recover"
+        " (median / worst) | silently wrong | methods/page (steady) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for change in changes:
+        mine = [r for r in runs if r["change"] == change]
+        for system in ("library", "static", "handwritten"):
+            rows = [r["systems"][system] for r in mine]  # type: ignore[index]
+
+            def mean(key: str, rows: list[dict[str, object]] = rows) -> str:
+                values = [float(r[key]) for r in rows if r[key] is not None]  # type: ignore[arg-type]
+                return f"{statistics.mean(values):.3f}" if values else "-"
+
+            recover = [r["pages_to_recover"] for r in rows]
+            known = sorted(int(x) for x in recover if x is not None)  # type: ignore[call-overload]
+            never = len(recover) - len(known)
+            worst = "never" if never else (str(known[-1]) if known else "-")
+            median = str(int(statistics.median(known))) if known and not never else worst
+            wrong = max(float(r["silently_wrong"]) for r in rows)  # type: ignore[arg-type]
+            print(
+                f"| {change} | {system} | {mean('before')} | {mean('first_5_after')} |"
+                f" {mean('after_5')} | {median} / {worst} | {wrong:.2%} (worst run) |"
+                f" {mean('methods_per_page_steady') if system == 'library' else '-'} |"
+            )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FINGERPRINT_EVERY = 20
+FINGERPRINT_EVERY = 5
 """Fingerprints of a pattern are refreshed every this many pages (and after each change)."""
+FINGERPRINT_FIRST = 20
+"""...and on each of its first pages, so that variants (languages, layouts) are caught early."""
 
 
 @dataclass(slots=True)
@@ -227,7 +229,11 @@ class ParserLibrary:
             pattern,
             method=state.method,
             fingerprints=state.fingerprints,
-            want_fingerprints=not state.fingerprints or state.pages % FINGERPRINT_EVERY == 0,
+            want_fingerprints=(
+                not state.fingerprints
+                or state.pages < FINGERPRINT_FIRST
+                or state.pages % FINGERPRINT_EVERY == 0
+            ),
         )
 
     def learn(self, extraction: Extraction, url: str) -> MethodChange | None:

@@ -58,6 +58,7 @@ class Fingerprint:
     label: tuple[str, ...]
     many: bool = False
     in_title: bool = False
+    position: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready form (for storage)."""
@@ -78,6 +79,7 @@ class Fingerprint:
             label=tuple(map(str, data["label"])),
             many=bool(data.get("many", False)),
             in_title=bool(data.get("in_title", False)),
+            position=int(data.get("position", 0)),
         )
 
 
@@ -102,8 +104,11 @@ _NOT_LABEL = re.compile(r"[\W\d_]+")
 
 
 def _label_text(text: str | None) -> str:
-    """A label as compared: letters only, lower case ("Plays:" and "plays" are one label)."""
-    return _NOT_LABEL.sub("", (text or "")[:60]).lower()[:30]
+    """A label as compared: letters only, lower case ("Plays:" and "plays" are one label);
+    empty for text with digits (a value, not a label) or too long to be a label."""
+    if not text or len(text) > 40 or any(c.isdigit() for c in text):
+        return ""
+    return _NOT_LABEL.sub("", text).lower()[:30]
 
 
 def _column_header(element: HtmlElement) -> str:
@@ -130,11 +135,14 @@ def _labels(element: HtmlElement) -> tuple[str, ...]:
     cues: list[str] = []
     if len(element):
         cues.append(_label_text(element.text))
-    prev = element.getprevious()
-    if prev is not None and isinstance(prev.tag, str):
-        cues.append(_label_text(prev.text_content()))
     if element.tag in ("td", "th"):
         cues.append(_column_header(element))
+    else:
+        prev = element.getprevious()
+        # A sibling that is a label holds text only (``<dt>``, ``<i>Plays</i>``), not a value
+        # with its own markup (the previous field's ``<p>`` of links).
+        if prev is not None and isinstance(prev.tag, str) and not len(prev):
+            cues.append(_label_text(prev.text_content()))
     parent = element.getparent()
     if parent is not None and parent.index(element) == 0:
         cues.append(_label_text(parent.text))
@@ -175,7 +183,16 @@ def fingerprint_of(
         label=_labels(element),
         many=many,
         in_title=bool(text) and len(text) >= 2 and text in title,
+        position=_position(element),
     )
+
+
+def _position(element: HtmlElement) -> int:
+    """The element's place among its parent's children of its tag (the column of a cell)."""
+    parent = element.getparent()
+    if parent is None:
+        return 0
+    return sum(1 for _ in element.itersiblings(element.tag, preceding=True))
 
 
 def _elements(tree: HtmlElement) -> Iterator[HtmlElement]:
@@ -208,8 +225,9 @@ def _score(fp: Fingerprint, element: HtmlElement, page_title: str) -> float:
     score += 0.5 * (candidate.prev_tag == fp.prev_tag) + 0.25 * (candidate.next_tag == fp.next_tag)
     score += 2.5 * _labels_meet(fp.label, candidate.label)
     score += 0.5 * (bool(fp.prev_text) and candidate.prev_text == fp.prev_text)
-    score += 1.5 * (fp.in_title and candidate.in_title)
-    return score / (9.75 if fp.in_title else 8.25)
+    score += 2.5 * (fp.in_title and candidate.in_title)
+    score += 0.75 * (candidate.position == fp.position)
+    return score / (11.5 if fp.in_title else 9.0)
 
 
 def relocate(tree: HtmlElement, variants: Sequence[Fingerprint]) -> RawValue | None:
@@ -253,15 +271,23 @@ def find_element(tree: HtmlElement, raw: RawValue, value: Value) -> HtmlElement 
                     return parent
         return None
     wanted = _norm(raw)
+    exact: list[HtmlElement] = []
+    close: list[HtmlElement] = []
     counted = isinstance(value, int) and not isinstance(value, bool)
-    best: HtmlElement | None = None
     for element in _elements(tree):
         own = _norm(element.text_content())
-        if own == wanted or (counted and own and _same_count(own, value)):
-            best = element  # later = deeper or later in document; keep the deepest match
-            if not len(element):
-                return element
-    return best
+        if own == wanted:
+            exact.append(element)
+        elif counted and own and not len(element) and _same_count(own, value):
+            close.append(element)
+    if exact:
+        # The deepest of the first nest of matches (``<li><b>1.2K</b></li>``: the ``<b>``).
+        first = exact[0]
+        nested = [e for e in exact if e is first or first in e.iterancestors()]
+        return nested[-1]
+    # A count from structured data is not written as such on the page ("1.2万" for 12345):
+    # a count shown close to it stands for it, only when just one element does.
+    return close[0] if len(close) == 1 else None
 
 
 def _same_count(text: str, value: object) -> bool:
