@@ -18,7 +18,13 @@ from lxml import etree
 from lxml.html import HtmlElement
 
 from topicrawl.parse.methods.maintext import extract_metadata
-from topicrawl.parse.methods.relocate import Fingerprint, find_element, fingerprint_of, relocate
+from topicrawl.parse.methods.relocate import (
+    Candidates,
+    Fingerprint,
+    find_element,
+    fingerprint_of,
+    relocate,
+)
 from topicrawl.parse.methods.rules import apply_rule
 from topicrawl.parse.methods.schema import SiteSchema
 from topicrawl.parse.methods.structured import (
@@ -86,6 +92,7 @@ class _Page:
         self.html, self.url, self.budget = html, url, budget
         self.tree = _tree(html)
         self._structured: StructuredData | None = None
+        self.relocation_cache: dict[bool, Candidates | None] = {}
         self._metadata: dict[str, RawValue] | None = None
 
     @property
@@ -153,7 +160,10 @@ def _by_relocation(page: _Page, schema: SiteSchema, hint: Hint) -> _RawFields | 
     found: _RawFields = {}
     for spec in schema.fields:
         variants = hint.fingerprints.get(spec.name, ())
-        if variants and (value := relocate(page.tree, variants)) is not None:
+        if (
+            variants
+            and (value := relocate(page.tree, variants, cache=page.relocation_cache)) is not None
+        ):
             found[spec.name] = value
     return found
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from difflib import SequenceMatcher
 from typing import Any
 
 from lxml.html import HtmlElement
@@ -23,6 +22,7 @@ from lxml.html import HtmlElement
 from topicrawl.parse.methods.validators import Invalid, RawValue, Value, parse_count
 
 __all__ = [
+    "MAX_ELEMENTS",
     "MAX_VARIANTS",
     "MIN_SCORE",
     "Fingerprint",
@@ -36,6 +36,9 @@ MIN_SCORE = 0.4
 """The least score (0-1) an element needs to be taken for a field."""
 MARGIN = 0.04
 """How far the best element must lead the best one with other text: a near tie is no answer."""
+MAX_ELEMENTS = 10_000
+"""Relocation gives up on pages with more elements than this (its cost grows with them)."""
+_MAX_CHILDREN = 200
 MAX_VARIANTS = 4
 """Fingerprints kept per field: pages of one pattern differ (languages, A/B layouts)."""
 _SKIP = frozenset({"script", "style", "noscript", "template", "head", "title", "meta", "link"})
@@ -205,11 +208,28 @@ def _kind(shape: str) -> str:
     return "number" if "9" in shape and len(shape) <= 12 else "text"
 
 
-def _score(fp: Fingerprint, element: HtmlElement, page_title: str) -> float:
-    text = _norm(element.text_content())
-    if not text or len(text) > _MAX_TEXT * (20 if fp.many else 1):
-        return 0.0
-    candidate = fingerprint_of(element, many=fp.many, page_title=page_title)
+def _path_likeness(one: tuple[str, ...], two: tuple[str, ...]) -> float:
+    """Shared tags from the root and from the element up, over the longer path (cheap next to
+    an edit distance, and what a template's wrapper or a moved block changes)."""
+    if one == two:
+        return 1.0
+    longest = max(len(one), len(two)) or 1
+    head = 0
+    for a, b in zip(one, two, strict=False):
+        if a != b:
+            break
+        head += 1
+    tail = 0
+    for a, b in zip(reversed(one), reversed(two), strict=False):
+        if a != b:
+            break
+        tail += 1
+    return min(longest, head + tail) / longest
+
+
+def _similarity(fp: Fingerprint, candidate: Fingerprint) -> float:
+    """How like ``fp`` a candidate element's fingerprint is, about 0-1 (a label, a title or a
+    neighbour that matches as well can pass 1)."""
     if candidate.tag == fp.tag:
         score = 1.0
     else:
@@ -220,7 +240,7 @@ def _score(fp: Fingerprint, element: HtmlElement, page_title: str) -> float:
         score += 1.0
     elif _kind(candidate.shape) == _kind(fp.shape):
         score += 0.6
-    score += 1.0 * SequenceMatcher(None, fp.path, candidate.path).ratio()
+    score += 1.0 * _path_likeness(fp.path, candidate.path)
     score += 0.5 * (candidate.parent == fp.parent)
     score += 0.5 * (candidate.prev_tag == fp.prev_tag) + 0.25 * (candidate.next_tag == fp.next_tag)
     score += 2.5 * _labels_meet(fp.label, candidate.label)
@@ -230,17 +250,50 @@ def _score(fp: Fingerprint, element: HtmlElement, page_title: str) -> float:
     return score / (11.5 if fp.in_title else 9.0)
 
 
-def relocate(tree: HtmlElement, variants: Sequence[Fingerprint]) -> RawValue | None:
+Candidates = list[tuple[str, HtmlElement, Fingerprint]]
+"""A page's elements that may hold a field, with their texts and fingerprints."""
+
+
+def candidates(tree: HtmlElement, *, many: bool) -> Candidates | None:
+    """Every element of ``tree`` that may hold a field's value (``many``: a list of names),
+    fingerprinted once for all the fields; None for a page over :data:`MAX_ELEMENTS`."""
+    page_title = _page_title(tree)
+    limit = _MAX_TEXT * (20 if many else 1)
+    found: Candidates = []
+    for count, element in enumerate(_elements(tree)):
+        if count >= MAX_ELEMENTS:
+            return None  # a page this large is not a template's page worth the time
+        if len(element) > _MAX_CHILDREN:
+            continue  # a container of many blocks holds no single field's value
+        text = _norm(element.text_content())
+        if text and len(text) <= limit:
+            found.append((text, element, fingerprint_of(element, many=many, page_title=page_title)))
+    return found
+
+
+def relocate(
+    tree: HtmlElement,
+    variants: Sequence[Fingerprint],
+    *,
+    cache: dict[bool, Candidates | None] | None = None,
+) -> RawValue | None:
     """The value of the element of ``tree`` most like one of ``variants`` (a field's
-    fingerprints), or None if none is like enough or two with other texts nearly tie."""
+    fingerprints), or None if none is like enough or two with other texts nearly tie.
+    ``cache`` keeps the page's candidates between the fields of one page."""
     if not variants:
         return None
-    page_title = _page_title(tree)
+    many = variants[0].many
+    cache = {} if cache is None else cache
+    if many not in cache:
+        cache[many] = candidates(tree, many=many)
+    found = cache[many]
+    if found is None:
+        return None
     scored: list[tuple[float, str, HtmlElement]] = []
-    for element in _elements(tree):
-        score = max(_score(fp, element, page_title) for fp in variants)
+    for text, element, candidate in found:
+        score = max(_similarity(fp, candidate) for fp in variants)
         if score >= MIN_SCORE - MARGIN:
-            scored.append((score, _norm(element.text_content()), element))
+            scored.append((score, text, element))
     if not scored:
         return None
     scored.sort(key=lambda item: -item[0])
@@ -264,7 +317,9 @@ def find_element(tree: HtmlElement, raw: RawValue, value: Value) -> HtmlElement 
     first two names), so it can be fingerprinted; None when the page does not show it."""
     if isinstance(raw, list):
         names = [n for n in raw if n][:2]
-        for element in _elements(tree):
+        for count, element in enumerate(_elements(tree)):
+            if count >= MAX_ELEMENTS:
+                return None
             if _norm(element.text_content()) == names[0]:
                 parent = element.getparent()
                 if parent is not None and all(n in parent.text_content() for n in names):
@@ -274,7 +329,11 @@ def find_element(tree: HtmlElement, raw: RawValue, value: Value) -> HtmlElement 
     exact: list[HtmlElement] = []
     close: list[HtmlElement] = []
     counted = isinstance(value, int) and not isinstance(value, bool)
-    for element in _elements(tree):
+    for count, element in enumerate(_elements(tree)):
+        if count >= MAX_ELEMENTS:
+            return None
+        if len(element) > _MAX_CHILDREN:
+            continue
         own = _norm(element.text_content())
         if own == wanted:
             exact.append(element)

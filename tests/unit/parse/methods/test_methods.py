@@ -92,3 +92,12 @@ def test_hostile_structured_data_runs_out_of_budget_and_other_methods_go_on() ->
     assert first.error.startswith("StructuredTimeout")
     assert outcome.method == "rules"
     assert outcome.record == {"title": "T", "plays": 3000}
+
+
+def test_relocation_gives_up_on_a_huge_page_instead_of_taking_long() -> None:
+    old = lxml.html.fromstring(page("v1"))
+    (element,) = old.xpath("//span[@class='plays']")
+    fp = fingerprint_of(element)
+    cells = "".join(f"<div><span>Plays</span><span>{n}</span></div>" for n in range(10_000))
+    huge = lxml.html.document_fromstring(f"<html><body>{cells}</body></html>")
+    assert relocate(huge, [fp]) is None
