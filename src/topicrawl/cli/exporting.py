@@ -144,7 +144,7 @@ async def _records(db: str) -> dict[str, dict[str, Any]]:
     """The parser library's records by URL; none for a database without its tables."""
     from topicrawl.storage.parsers import SqlParserStore  # noqa: PLC0415
 
-    async with SqlParserStore(db) as store:
+    async with SqlParserStore(db, read_only=True) as store:
         try:
             return await store.records()
         except StorageError as exc:

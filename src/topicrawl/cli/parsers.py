@@ -41,7 +41,7 @@ async def _read(db: str, changes: int) -> tuple[list[PatternState], list[MethodC
     where = sqlite_path(db)
     if where is not None and not where.is_file():
         raise ConfigError(f"database {where} does not exist")
-    async with SqlParserStore(db) as store:
+    async with SqlParserStore(db, read_only=True) as store:
         try:
             return (
                 await store.patterns(),
@@ -62,7 +62,7 @@ def _when(at: float) -> str:
 
 @app.command()
 def show(
-    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL.")],
+    db: Annotated[str, typer.Option(help="SQLite file or postgresql:// URL (read only).")],
     changes: Annotated[int, typer.Option(min=0, help="Latest method changes shown.")] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="JSON instead of tables.")] = False,
 ) -> None:

@@ -51,14 +51,18 @@ class SqlParserStore:
     """The library's state in a SQLite or PostgreSQL database (a
     :class:`~topicrawl.parse.methods.LibraryStore`)."""
 
-    def __init__(self, url: str, *, busy_timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, busy_timeout: float = 30.0, read_only: bool = False) -> None:
         self._target = parse_target(url)
         self._busy_timeout = busy_timeout
+        self._read_only = read_only
         self._engine: AsyncEngine | None = None
 
     async def __aenter__(self) -> Self:
         self._engine = create_engine(
-            self._target, busy_timeout=self._busy_timeout, connect_timeout=10.0
+            self._target,
+            busy_timeout=self._busy_timeout,
+            connect_timeout=10.0,
+            read_only=self._read_only,
         )
         return self
 

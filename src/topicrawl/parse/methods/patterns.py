@@ -8,7 +8,6 @@ become ``{n}``, segments that look like ids (letters and digits mixed, 8 or more
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from urllib.parse import urlsplit
 
 from topicrawl.parse.urls import registered_domain
@@ -29,7 +28,6 @@ def _segment(segment: str) -> str:
     return _DIGITS.sub("{n}", stem) + dot + ext
 
 
-@lru_cache(maxsize=65536)
 def url_pattern(url: str) -> str:
     """The pattern of ``url`` (see the module docstring)."""
     parts = urlsplit(url)
