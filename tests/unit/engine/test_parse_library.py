@@ -44,3 +44,23 @@ async def test_a_library_without_schemas_changes_nothing() -> None:
     finally:
         await parser.close()
     assert result.extraction is None
+
+
+async def test_hostile_structured_data_is_cut_off_in_the_worker_and_the_page_goes_on() -> None:
+    # ~5 s of extruct (quadratic itemref resolution) against the 1 s budget per page.
+    ids = " ".join(f"p{i}" for i in range(3000))
+    scopes = f'<div itemscope itemtype="http://schema.org/Thing" itemref="{ids}"></div>' * 30
+    props = "".join(f'<span id="p{i}" itemprop="name">x{i}</span>' for i in range(3000))
+    fields = "<h1 class='film-title'>T</h1><span class='plays'>3K</span>"
+    html = f"<html><body>{scopes}{props}{fields}</body></html>"
+    parser = PageParser(workers=1, library=ParserLibrary(CONFIG))
+    try:
+        result = await parser(html_response(html, "https://filmsite.com/film/9.html"))
+    finally:
+        await parser.close()
+    assert result.extraction is not None
+    first = result.extraction.attempts[0]
+    assert first.method == "structured"
+    assert first.error is not None
+    assert first.error.startswith("StructuredTimeout")
+    assert result.extraction.record == {"title": "T", "plays": 3000}
