@@ -61,6 +61,11 @@ from topicrawl.cli.accounts import app as accounts_app  # noqa: E402
 
 app.add_typer(accounts_app, name="accounts")
 # -- end accounts --
+# -- parsers (helper s15-parsers) --
+from topicrawl.cli.parsers import app as parsers_app  # noqa: E402
+
+app.add_typer(parsers_app, name="parsers")
+# -- end parsers --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = 2
@@ -228,6 +233,10 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         float | None, typer.Option(help="Revisit fetches a day (default: pages / 3 days).")
     ] = None,
     # -- end revisit --
+    parsers: Annotated[
+        Path | None,
+        typer.Option(help="TOML file of site schemas and rules: extract records from pages."),
+    ] = None,
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     _setup_logging(log_level)
@@ -260,6 +269,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     put(kwargs, "frontier", {"kind": frontier} if frontier else None)
     put(kwargs, "kg", kg)
     put(kwargs, "revisit", revisit_overrides(revisit, revisit_day, revisit_for, revisit_budget))
+    put(kwargs, "parsers", str(parsers) if parsers is not None else None)
     report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet, metrics_port))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))

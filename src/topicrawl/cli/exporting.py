@@ -13,9 +13,9 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import IO, BinaryIO, TextIO, cast
+from typing import IO, Any, BinaryIO, TextIO, cast
 
-from topicrawl.core.errors import ConfigError, TopicrawlError
+from topicrawl.core.errors import ConfigError, StorageError, TopicrawlError
 from topicrawl.core.protocols import Storage
 from topicrawl.engine.build import sqlite_path
 from topicrawl.storage import (
@@ -119,14 +119,35 @@ async def run_export(*, db: str, fmt: str, output: Path | None, what: str = "pag
     try:
         if output is None:
             stream: IO[bytes] | IO[str] = sys.stdout.buffer if fmt == "warc" else sys.stdout
-            return await _write(storage, what, fmt, stream)
+            return await _write(storage, what, fmt, stream, db)
         with _replacing(output, binary=fmt == "warc") as handle:
-            return await _write(storage, what, fmt, handle)
+            return await _write(storage, what, fmt, handle, db)
     finally:
         await storage.close()
 
 
-async def _write(storage: SqlStorage, what: str, fmt: str, out: IO[bytes] | IO[str]) -> int:
+async def _write(
+    storage: SqlStorage, what: str, fmt: str, out: IO[bytes] | IO[str], db: str
+) -> int:
     if fmt == "warc":
         return await export_warc(storage, cast(BinaryIO, out))
+    if what == "pages":
+        records = await _records(db)
+        if records:
+            if fmt == "jsonl":
+                return await export_jsonl(storage, cast(TextIO, out), records=records)
+            return await export_csv(storage, cast(TextIO, out), records=records)
     return await _TEXT_WRITERS[what, fmt](storage, cast(TextIO, out))
+
+
+async def _records(db: str) -> dict[str, dict[str, Any]]:
+    """The parser library's records by URL; none for a database without its tables."""
+    from topicrawl.storage.parsers import SqlParserStore  # noqa: PLC0415
+
+    async with SqlParserStore(db, read_only=True) as store:
+        try:
+            return await store.records()
+        except StorageError as exc:
+            if "page_records" in str(exc):
+                return {}  # a database from before the parser library
+            raise

@@ -441,6 +441,13 @@ class CrawlSettings(BaseSettings):
     storage: StorageSettings = StorageSettings()
     kg: KgSettings = KgSettings()
     revisit: RevisitSettings = RevisitSettings()
+    parsers: str | None = Field(
+        None,
+        description=(
+            "TOML file of site schemas and rules for the parser library (see"
+            " topicrawl.parse.methods.schema); None = no records are extracted."
+        ),
+    )
 
     _lists = field_validator("seeds", "topics", "feeds", mode="before")(_comma_list)
 

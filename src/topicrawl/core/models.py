@@ -197,6 +197,8 @@ class Page:
     ``topic`` (the crawl topic the page is most about) and ``link_scores`` (the priority the
     strategy gave each of its links, queued or held back) are filled in by a scoring strategy
     and stored for the dashboard.
+    ``record`` is the page's fields extracted by the parser library when a site schema
+    applies to it (see :mod:`topicrawl.parse.methods`); stored in ``page_records``.
     """
 
     url: str
@@ -226,6 +228,7 @@ class Page:
     entities: PageEntities | None = field(default=None, compare=False, hash=False, repr=False)
     topic: str | None = None
     link_scores: tuple[LinkScore, ...] = field(default=(), compare=False, hash=False, repr=False)
+    record: Mapping[str, object] | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

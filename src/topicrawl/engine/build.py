@@ -16,6 +16,7 @@ from topicrawl.core.protocols import Frontier, Storage, Strategy
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, PageBudget, ProgressFn
 from topicrawl.engine.kg import open_kg
 from topicrawl.engine.learning import LearningCheckpoints, restore_learning, save_learning
+from topicrawl.engine.parsers import open_parser_library
 from topicrawl.engine.parsing import PageParser, default_parse_workers
 from topicrawl.engine.revisit import open_revisit
 from topicrawl.engine.samples import CrawlSampler, SampleSink
@@ -284,12 +285,16 @@ async def open_crawl(
         kg = await stack.enter_async_context(
             open_kg(settings.kg, settings.storage.url, strategy, max_depth=settings.scope.max_depth)
         )
+        library = await stack.enter_async_context(
+            open_parser_library(settings.parsers, settings.storage.url)
+        )
         workers = settings.parse_workers
         workers = default_parse_workers() if workers < 0 else workers
         parser = PageParser(
             workers=workers,
             analyzer=getattr(strategy, "analyzer", None),
             entities=kg.analyzer if kg is not None else None,
+            library=library,
         )
         stack.push_async_callback(parser.close)
         await parser.start()
@@ -359,7 +364,11 @@ async def open_crawl(
             ),
             run_id=run_id,
             on_progress=on_progress,
-            on_checkpoint=learning if kg is None else _both(learning, kg.record),
+            on_checkpoint=_checkpoints(
+                learning,
+                kg.record if kg is not None else None,
+                library.sync if library is not None else None,
+            ),
             page_budget=page_budget,
             revisit=revisit,
         )
@@ -413,16 +422,23 @@ async def _observe(
     await stack.enter_async_context(sampler.running())
 
 
-def _both(
-    first: Callable[[], Awaitable[None]], second: Callable[[], Awaitable[None]]
+def _checkpoints(
+    first: Callable[[], Awaitable[None]], *more: Callable[[], Awaitable[None]] | None
 ) -> Callable[[], Awaitable[None]]:
-    async def both() -> None:
+    """One checkpoint callback that runs ``first`` and each of ``more`` given, every one even
+    when an earlier one fails."""
+    rest = [step for step in more if step is not None]
+    if not rest:
+        return first
+
+    async def every() -> None:
         try:
             await first()
         finally:
-            await second()
+            if rest:
+                await _checkpoints(rest[0], *rest[1:])()
 
-    return both
+    return every
 
 
 async def _finish_run(storage: Storage, run_id: int, crawler: Crawler) -> None:

@@ -598,6 +598,7 @@ class Crawler:
             noindex=parsed.noindex,
             terms=document.terms,
             entities=document.entities,
+            record=document.extraction.record if document.extraction is not None else None,
         )
 
     async def _keep(self, lease: Lease, page: Page, response: Response) -> None:

@@ -34,6 +34,11 @@ parses (see :class:`topicrawl.core.protocols.TextAnalyzer`): for a focused crawl
 half the strategy's cost per page, otherwise paid on the event loop. A page parsed on the
 event loop comes without counts (the strategy counts it there, as it would anyway).
 
+Given the crawl's parser library (:class:`topicrawl.parse.methods.ParserLibrary`), each page a
+schema applies to goes to its worker with the library's hint for its URL pattern, the worker
+runs the extraction methods, and the outcome comes back here, where the library learns from
+it (``ParsedDocument.extraction``). Pages no schema applies to go as before.
+
 A worker that dies by itself, or answers with a frame that cannot be read, is replaced the
 same way. Only the page it was working on is suspect: a page that was at the head of two
 workers that died fails as a parse error; pages merely queued behind it are never failed
@@ -55,12 +60,15 @@ from dataclasses import dataclass, field
 
 from topicrawl.core.models import Response
 from topicrawl.core.protocols import TextAnalyzer
+from topicrawl.parse.methods.extract import Hint
+from topicrawl.parse.methods.library import ParserLibrary
 from topicrawl.parse.worker import (
     EntityAnalyzer,
     ParsedDocument,
     analyzer_frame,
     entities_frame,
     parse_body,
+    parsers_frame,
     request_frame,
     unpack,
 )
@@ -84,6 +92,7 @@ class _Job:
     body: bytes | str
     charset: str | None
     future: asyncio.Future[ParsedDocument]
+    hint: Hint | None = None
     # Workers that died (not killed by the time limit) while parsing this page.
     deaths: int = 0
 
@@ -120,6 +129,8 @@ class PageParser:
         analyzer: counts each page's terms in the workers (``ParsedDocument.terms``).
         entities: finds each page's entities and relations (``ParsedDocument.entities``), in
             the workers, or here when pages are parsed here.
+        library: the parser library: pages its schemas apply to get their records extracted
+            (``ParsedDocument.extraction``), and the library learns from each outcome.
     """
 
     def __init__(
@@ -133,6 +144,7 @@ class PageParser:
         command: Sequence[str] | None = None,
         analyzer: TextAnalyzer | None = None,
         entities: EntityAnalyzer | None = None,
+        library: ParserLibrary | None = None,
     ) -> None:
         if workers < 0:
             raise ValueError(f"workers must be >= 0, got {workers}")
@@ -149,6 +161,10 @@ class PageParser:
         self._entities = entities
         self._entities_frame = (
             entities_frame(entities) if entities is not None and workers else None
+        )
+        self._library = library if library is not None and library.config.schemas else None
+        self._parsers_frame = (
+            parsers_frame(self._library.config) if self._library is not None and workers else None
         )
         self.parsed_inline = 0  # pages parsed on the event loop while the workers were blocked
         self._pending_bytes = 0
@@ -178,13 +194,29 @@ class PageParser:
         """
         body: bytes | str = response.text if response.text is not None else response.body
         size = len(body)
+        library = self._library
+        hint = library.hint_for(response.final_url) if library is not None else None
+        document = await self._parse(response, body, size, hint)
+        if hint is not None and document.extraction is not None:
+            assert library is not None
+            library.learn(document.extraction, response.final_url)
+        return document
+
+    async def _parse(
+        self, response: Response, body: bytes | str, size: int, hint: Hint | None
+    ) -> ParsedDocument:
         inline = self._size == 0
         if not inline and size <= self._inline_max and self._workers_blocked():
             inline = True
             self.parsed_inline += 1
         if inline:
             return parse_body(
-                body, response.final_url, charset=response.charset, entity_analyzer=self._entities
+                body,
+                response.final_url,
+                charset=response.charset,
+                entity_analyzer=self._entities,
+                parsers=self._library.config if self._library is not None else None,
+                hint=hint,
             )
         async with self._room:
             await self._room.wait_for(
@@ -192,19 +224,19 @@ class PageParser:
             )
             self._pending_bytes += size
         try:
-            return await self._parse_in_worker(response.final_url, body, response.charset)
+            return await self._parse_in_worker(response.final_url, body, response.charset, hint)
         finally:
             async with self._room:
                 self._pending_bytes -= size
                 self._room.notify_all()
 
     async def _parse_in_worker(
-        self, url: str, body: bytes | str, charset: str | None
+        self, url: str, body: bytes | str, charset: str | None, hint: Hint | None
     ) -> ParsedDocument:
         worker = await self._least_busy()
         job = next(self._jobs)
         future: asyncio.Future[ParsedDocument] = asyncio.get_running_loop().create_future()
-        self._submit(worker, job, _Job(url, body, charset, future))
+        self._submit(worker, job, _Job(url, body, charset, future, hint=hint))
         del body
         waited_for = self._timeout
         while True:
@@ -260,7 +292,7 @@ class PageParser:
         )
         worker = _Worker(process=process)
         worker.reader = asyncio.create_task(self._read(worker))
-        for frame in (self._analyzer, self._entities_frame):
+        for frame in (self._analyzer, self._entities_frame, self._parsers_frame):
             if frame is not None:
                 assert process.stdin is not None
                 process.stdin.writelines(frame)
@@ -271,7 +303,7 @@ class PageParser:
         if not worker.pending:
             worker.head_since = time.monotonic()
         worker.pending[job] = entry
-        head, body = request_frame(job, entry.url, entry.body, entry.charset)
+        head, body = request_frame(job, entry.url, entry.body, entry.charset, entry.hint)
         worker.process.stdin.write(head)
         worker.process.stdin.write(body)
 

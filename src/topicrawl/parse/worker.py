@@ -25,6 +25,13 @@ Likewise a request with job number :data:`ENTITIES_JOB` gives the worker the cra
 analyzer (:class:`topicrawl.kg.analyse.EntityAnalyzer`): from then on every reply's
 ``packed`` ends with the page's recognised entities and relations as plain tuples, or
 ``None`` when the analyzer failed on the page (the page itself is fine).
+
+With a crawl's parser schemas (:data:`PARSERS_JOB` carries the pickled
+:class:`~topicrawl.parse.methods.ParserConfig`), a request may carry a
+:class:`~topicrawl.parse.methods.Hint` (its pattern's remembered method and fingerprints):
+the worker then runs the parser library's methods on the page and every reply's ``packed``
+ends with the :class:`~topicrawl.parse.methods.Extraction` (None for pages with no hint, so
+pages that match no schema cost nothing more).
 """
 
 from __future__ import annotations
@@ -45,11 +52,14 @@ from topicrawl.parse.html import parse_html
 
 if TYPE_CHECKING:
     from topicrawl.core.protocols import TextAnalyzer
+    from topicrawl.parse.methods.extract import Extraction, Hint
+    from topicrawl.parse.methods.schema import ParserConfig
 
 __all__ = [
     "ANALYZER_JOB",
     "ENTITIES_JOB",
     "HEADER",
+    "PARSERS_JOB",
     "REQUEST_HEAD",
     "EntityAnalyzer",
     "Packed",
@@ -58,6 +68,7 @@ __all__ = [
     "entities_frame",
     "pack",
     "parse_body",
+    "parsers_frame",
     "read_frame",
     "request_frame",
     "serve",
@@ -76,6 +87,8 @@ ANALYZER_JOB = -1
 """The job number of a request that gives the worker its text analyzer (no reply)."""
 ENTITIES_JOB = -2
 """The job number of a request that gives the worker its entity analyzer (no reply)."""
+PARSERS_JOB = -3
+"""The job number of a request that gives the worker the crawl's parser schemas (no reply)."""
 
 EntityAnalyzer = Callable[[str, str], PageEntities]
 """Finds a page's entities and relations from its title and text (it must pickle)."""
@@ -99,6 +112,7 @@ Packed = tuple[
     str | None,
     Mapping[str, int] | None,
     _PackedEntities | None,
+    "Extraction | None",
 ]
 
 
@@ -112,6 +126,7 @@ class ParsedDocument(NamedTuple):
     encoding: str | None
     terms: Mapping[str, int] | None = None
     entities: PageEntities | None = None
+    extraction: Extraction | None = None
 
 
 def parse_body(
@@ -121,6 +136,8 @@ def parse_body(
     charset: str | None = None,
     analyzer: TextAnalyzer | None = None,
     entity_analyzer: EntityAnalyzer | None = None,
+    parsers: ParserConfig | None = None,
+    hint: Hint | None = None,
 ) -> ParsedDocument:
     """Decode (unless ``body`` is text already), parse and hash one HTML document, count its
     terms with ``analyzer`` and find its entities with ``entity_analyzer`` if given.
@@ -128,6 +145,7 @@ def parse_body(
     ``charset`` is what the response header declared; the decoder checks it (BOM, header,
     ``<meta>``, then detection), so a wrong declaration never garbles the text. An analyzer
     that fails leaves ``terms`` None (the error goes to stderr): the page itself is fine.
+    With ``parsers`` and a ``hint``, the parser library extracts the page's record.
     """
     if isinstance(body, str):
         html, encoding = body, None
@@ -158,7 +176,17 @@ def parse_body(
             entities = entity_analyzer(page.title, page.text)
         except Exception:  # any analyzer bug: the page goes on without its entities
             _report_analyzer_failure(url, "entity")
-    return ParsedDocument(page, digest, encoding, terms, entities)
+    extraction = None
+    if parsers is not None and hint is not None:
+        schema = parsers.by_name(hint.schema)
+        if schema is not None:
+            from topicrawl.parse.methods.extract import extract  # noqa: PLC0415 - lxml, parsel
+
+            try:
+                extraction = extract(html, url, schema, hint)
+            except Exception:  # a library bug: the page goes on without its record
+                _report_analyzer_failure(url, "parser library")
+    return ParsedDocument(page, digest, encoding, terms, entities, extraction)
 
 
 _analyzer_failures: dict[str, int] = {}
@@ -198,12 +226,15 @@ def pack(doc: ParsedDocument) -> Packed:
         doc.encoding,
         doc.terms,
         entities,
+        doc.extraction,
     )
 
 
 def unpack(packed: Packed) -> ParsedDocument:
     """The inverse of :func:`pack`."""
-    title, text, links, lang, canonical, noindex, nofollow, digest, encoding, terms, found = packed
+    title, text, links, lang, canonical, noindex, nofollow, digest, encoding, terms, found, ext = (
+        packed
+    )
     page = ParsedPage(
         title=title,
         text=text,
@@ -219,17 +250,17 @@ def unpack(packed: Packed) -> ParsedDocument:
             tuple(map(EntityMention._make, found[0])),
             tuple(map(RelationMention._make, found[1])),
         )
-    return ParsedDocument(page, digest, encoding, terms, entities)
+    return ParsedDocument(page, digest, encoding, terms, entities, ext)
 
 
 def request_frame(
-    job: int, url: str, body: bytes | str, charset: str | None
+    job: int, url: str, body: bytes | str, charset: str | None, hint: Hint | None = None
 ) -> tuple[bytes, bytes]:
     """A parse request as its head (lengths and pickled fields) and its body, to be written
     one after the other."""
     is_text = isinstance(body, str)
     raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-    fields = pickle.dumps((job, url, charset, is_text), protocol=pickle.HIGHEST_PROTOCOL)
+    fields = pickle.dumps((job, url, charset, is_text, hint), protocol=pickle.HIGHEST_PROTOCOL)
     return REQUEST_HEAD.pack(len(fields), len(raw)) + fields, raw
 
 
@@ -248,6 +279,13 @@ def entities_frame(analyzer: EntityAnalyzer) -> tuple[bytes, bytes]:
     )
 
 
+def parsers_frame(config: ParserConfig) -> tuple[bytes, bytes]:
+    """The request that gives a worker the crawl's parser schemas (as :func:`analyzer_frame`)."""
+    return request_frame(
+        PARSERS_JOB, "", pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL), None
+    )
+
+
 def _load_analyzer(body: bytes | str) -> object | None:
     if isinstance(body, str):  # never sent as text: not an analyzer
         return None
@@ -259,8 +297,10 @@ def _load_analyzer(body: bytes | str) -> object | None:
     return loaded
 
 
-def read_frame(stream: BinaryIO) -> tuple[int, str, bytes | str, str | None] | None:
-    """The next (job, url, body, charset) request on the stream, or None at end of stream."""
+def read_frame(
+    stream: BinaryIO,
+) -> tuple[int, str, bytes | str, str | None, Hint | None] | None:
+    """The next (job, url, body, charset, hint) request on the stream, or None at its end."""
     head = stream.read(REQUEST_HEAD.size)
     if len(head) < REQUEST_HEAD.size:
         return None
@@ -269,11 +309,11 @@ def read_frame(stream: BinaryIO) -> tuple[int, str, bytes | str, str | None] | N
     body: bytes | str = stream.read(body_size)
     if len(fields) < fields_size or len(body) < body_size:
         return None
-    job, url, charset, is_text = pickle.loads(fields)  # noqa: S301 - our own parent wrote it
+    job, url, charset, is_text, hint = pickle.loads(fields)  # noqa: S301 - our own parent
     if is_text:
         assert isinstance(body, bytes)
         body = body.decode("utf-8", "surrogatepass")
-    return int(job), str(url), body, charset
+    return int(job), str(url), body, charset, hint
 
 
 def write_frame(stream: BinaryIO, obj: object) -> None:
@@ -299,17 +339,27 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
     widen_pipe(out.fileno())
     analyzer: TextAnalyzer | None = None
     entity_analyzer: EntityAnalyzer | None = None
+    parsers: ParserConfig | None = None
     while (frame := read_frame(inp)) is not None:
-        job, url, body, charset = frame
+        job, url, body, charset, hint = frame
         if job == ANALYZER_JOB:
             analyzer = cast("TextAnalyzer | None", _load_analyzer(body))
             continue
         if job == ENTITIES_JOB:
             entity_analyzer = cast("EntityAnalyzer | None", _load_analyzer(body))
             continue
+        if job == PARSERS_JOB:
+            parsers = cast("ParserConfig | None", _load_analyzer(body))
+            continue
         try:
             document = parse_body(
-                body, url, charset=charset, analyzer=analyzer, entity_analyzer=entity_analyzer
+                body,
+                url,
+                charset=charset,
+                analyzer=analyzer,
+                entity_analyzer=entity_analyzer,
+                parsers=parsers,
+                hint=hint,
             )
             result: object = (job, True, pack(document))
             del document

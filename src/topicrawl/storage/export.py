@@ -8,6 +8,10 @@ CSV cells are escaped against formula injection as OWASP advises: a text cell th
 with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a hostile page's title, a URL)
 gets a leading ``'``, so that a spreadsheet shows it as text instead of running it. Numbers
 are written as they are. JSONL is never escaped: use it to get values exactly as stored.
+
+Pages with a record extracted by the parser library (``page_records``) carry it: in JSONL as
+a ``record`` object, in CSV as one ``record.<field>`` column per field any record has (lists
+joined with "; "). The records are handed in by the caller (``records``, by URL).
 """
 
 from __future__ import annotations
@@ -145,33 +149,52 @@ def _csv_row(record: Mapping[str, Any]) -> dict[str, Any]:
     return {name: csv_cell(value) for name, value in record.items()}
 
 
-async def export_jsonl(storage: Storage, out: TextIO, *, with_text: bool = False) -> int:
+Records = Mapping[str, Mapping[str, Any]]
+"""Parser-library records by page URL."""
+
+
+async def export_jsonl(
+    storage: Storage, out: TextIO, *, with_text: bool = False, records: Records | None = None
+) -> int:
     """Write one JSON object per page and line; return how many were written.
 
     Args:
         with_text: also write each page's extracted ``text``.
+        records: the pages' extracted records by URL (each page gets a ``record`` field).
     """
     written = 0
     async for page in storage.iter_pages():
         record = page_record(page)
         if with_text:
             record["text"] = page.text
+        if records is not None:
+            record["record"] = records.get(page.url)
         out.write(json.dumps(record, ensure_ascii=False))
         out.write("\n")
         written += 1
     return written
 
 
-async def export_csv(storage: Storage, out: TextIO) -> int:
+async def export_csv(storage: Storage, out: TextIO, *, records: Records | None = None) -> int:
     """Write a header row and one row per page; return how many pages were written.
 
     Empty cells stand for missing values (``None``); text cells are escaped with
-    :func:`csv_cell`. Open ``out`` with ``newline=""``.
+    :func:`csv_cell`. Open ``out`` with ``newline=""``. With ``records``, a column per
+    record field follows (``record.<field>``).
     """
-    writer = _csv_writer(out, EXPORT_FIELDS)
+    names: dict[str, None] = {}
+    for fields in (records or {}).values():
+        names.update(dict.fromkeys(fields))
+    columns = tuple(f"record.{name}" for name in names)
+    writer = _csv_writer(out, EXPORT_FIELDS + columns)
     written = 0
     async for page in storage.iter_pages():
-        writer.writerow(_csv_row(page_record(page)))
+        row = page_record(page)
+        found = records.get(page.url) if records is not None else None
+        for name, column in zip(names, columns, strict=True):
+            value = found.get(name) if found is not None else None
+            row[column] = "; ".join(map(str, value)) if isinstance(value, list) else value
+        writer.writerow(_csv_row(row))
         written += 1
     return written
 

@@ -50,6 +50,7 @@ from topicrawl.storage.schema import (
     KG_TABLES,
     PAGE_TOPIC_COLUMNS,
     PAGE_TOPIC_INDEXES,
+    PARSER_TABLES,
     REVISIT_TABLES,
     TRACKING_TABLES,
     Id,
@@ -284,6 +285,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         10,
         "microblog accounts: runs, accounts, follow edges, posts, tiers",
         create_tables(*ACCOUNT_TABLES),
+    ),
+    Migration(
+        11,
+        "parser library: URL patterns and their methods, method changes, page records",
+        create_tables(*PARSER_TABLES),
     ),
 )
 

@@ -36,6 +36,7 @@ __all__ = [
     "KG_TABLES",
     "PAGE_TOPIC_COLUMNS",
     "PAGE_TOPIC_INDEXES",
+    "PARSER_TABLES",
     "REVISIT_TABLES",
     "TRACKING_TABLES",
     "account_follows",
@@ -55,7 +56,10 @@ __all__ = [
     "labels",
     "metadata",
     "page_history",
+    "page_records",
     "pages",
+    "parser_changes",
+    "parser_patterns",
     "posts",
     "run_samples",
     "runs",
@@ -506,3 +510,46 @@ ACCOUNT_TABLES: tuple[Table, ...] = (
     account_posts,
     account_tiers,
 )
+# -- parser library (helper s15-parsers; see topicrawl.parse.methods) --------------------------
+# One row per URL pattern: the method that works for it now, counts added by every worker, and
+# the fingerprints of its fields' elements (JSON) for relocation after a template change.
+parser_patterns = Table(
+    "parser_patterns",
+    metadata,
+    Column("pattern", Text, primary_key=True),
+    Column("schema_name", Text, nullable=False, index=True),
+    Column("method", Text, nullable=True),
+    Column("successes", BigInteger, nullable=False),
+    Column("failures", BigInteger, nullable=False),
+    Column("tried", BigInteger, nullable=False, comment="methods tried, summed over pages"),
+    Column("pages", BigInteger, nullable=False),
+    Column("fingerprints", Text, nullable=False, comment="JSON object: field -> fingerprint"),
+    Column("updated_at", Double, nullable=False),
+)
+
+# Each time a pattern's remembered method failed and another took over.
+parser_changes = Table(
+    "parser_changes",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("at", Double, nullable=False, index=True),
+    Column("pattern", Text, nullable=False, index=True),
+    Column("old_method", Text, nullable=True),
+    Column("new_method", Text, nullable=False),
+    Column("sample_url", Text, nullable=False),
+    Column("failed_fields", Text, nullable=False, comment="JSON array of field names"),
+)
+
+# A page's extracted record (the latest), beside its row in pages (joined on url).
+page_records = Table(
+    "page_records",
+    metadata,
+    Column("url", Text, primary_key=True),
+    Column("pattern", Text, nullable=False),
+    Column("schema_name", Text, nullable=False),
+    Column("method", Text, nullable=False),
+    Column("record", Text, nullable=False, comment="JSON object: field -> value"),
+    Column("extracted_at", Double, nullable=False),
+)
+
+PARSER_TABLES: tuple[Table, ...] = (parser_patterns, parser_changes, page_records)

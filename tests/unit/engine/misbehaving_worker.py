@@ -21,7 +21,7 @@ from topicrawl.parse.worker import HEADER, pack, parse_body, read_frame, write_f
 def main(mode: str, marker: Path) -> None:
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while (frame := read_frame(inp)) is not None:
-        job, url, body, charset = frame
+        job, url, body, charset, _hint = frame
         if mode == "garble" and not marker.exists():
             marker.write_text("garbled")
             junk = b"\x00not a pickle"

@@ -219,6 +219,7 @@ def test_a_request_frame_cut_short_reads_as_the_end() -> None:
         "http://demo.test/p",
         b"<p>hello</p>",
         "utf-8",
+        None,
     )
     assert read_frame(io.BytesIO(head + body[:-1])) is None
     assert read_frame(io.BytesIO(head[:5])) is None
