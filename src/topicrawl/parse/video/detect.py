@@ -241,12 +241,13 @@ def _walk(
         item, listed = stack.pop()
         budget[0] -= 1
         if isinstance(item, list):
-            stack.extend((x, listed) for x in item)
+            stack.extend((x, listed) for x in reversed(item))  # popped in document order
         elif isinstance(item, dict):
             yield item, listed
             types = _types(item)
             inner = listed or "itemlist" in types
-            stack.extend((x, inner) for x in item.values() if isinstance(x, dict | list))
+            values = [x for x in item.values() if isinstance(x, dict | list)]
+            stack.extend((x, inner) for x in reversed(values))
 
 
 def _types(obj: dict[str, object]) -> set[str]:
