@@ -36,6 +36,14 @@ def _text(body: bytes) -> str:
     return HTMLParser(body.decode("utf-8")).body.text(separator=" ")  # type: ignore[union-attr]
 
 
+def test_hard_cases_leave_the_rest_of_the_site_unchanged(site: VideoSite) -> None:
+    plain = build_video_site(seed=0, hard=False)
+    assert set(plain.paths()) == {p for p in site.paths() if not p.startswith("/hard/")}
+    for path in plain.paths()[::7]:
+        assert plain.render(path, "cosmetic") == site.render(path, "cosmetic")
+        assert plain.truth(path) == site.truth(path)
+
+
 def test_same_seed_same_site_other_seed_other_site(site: VideoSite) -> None:
     again = build_video_site(seed=0)
     assert again.paths() == site.paths()
@@ -52,7 +60,15 @@ def test_at_least_300_labelled_pages_in_every_class(site: VideoSite) -> None:
     classes = Counter(t.video_class for t in truths)
     assert min(classes["play"], classes["video"], classes["none"]) >= 60
     subkinds = Counter(t.subkind for t in truths if t.kind == "negative")
-    assert set(subkinds) == {"background", "audio", "video_list", "mention"}
+    assert {s for s in subkinds if not s.startswith("hard-")} == {
+        "background",
+        "audio",
+        "video_list",
+        "mention",
+    }
+    hard = [p for p in site.paths() if p.startswith("/hard/")]
+    assert len(hard) > 30
+    assert {site.truth(p).kind for p in hard} == {"play", "negative", "list"}
     langs = Counter(t.lang for t in truths if t.kind in ("detail", "play"))
     assert langs["en"] > 50
     assert langs["zh"] > 50
@@ -171,7 +187,12 @@ def test_media_truth_is_served_and_matches_manifests(site: VideoSite) -> None:
             if item.type == "dash":
                 root = etree.fromstring(body, etree.XMLParser(resolve_entities=False))
                 reps = root.findall(".//{urn:mpeg:dash:schema:mpd:2011}Representation")
-                heights = {int(r.get("height")) for r in reps if r.get("height")}
+                ns = "{urn:mpeg:dash:schema:mpd:2011}"
+                heights = {
+                    int(r.get("height"))
+                    for r in reps
+                    if r.get("height") and r.find(f"{ns}BaseURL") is not None
+                }
                 assert heights == {m.height for m in media if m.type == "mp4"}
     assert set(types) == {"mp4", "webm", "hls", "dash"}
     for path in site.paths():

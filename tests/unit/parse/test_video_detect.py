@@ -229,3 +229,22 @@ def test_non_http_media_is_ignored() -> None:
 )
 def test_bitrate(value: object, bits: int | None) -> None:
     assert parse_bitrate(value) == bits
+
+
+def test_lazy_data_src_is_the_source() -> None:
+    html = _page(body='<video controls><source data-src="/v/720.mp4" type="video/mp4"></video>')
+    assert [m.url for m in detect_video(html, URL).media] == ["http://site.test/v/720.mp4"]
+
+
+def test_audio_through_a_video_element_is_not_video() -> None:
+    html = _page(body='<video controls src="/talk.mp3"></video>')
+    page = detect_video(html, URL)
+    assert page.video_class == "none"
+    assert "video:no-video-source" in page.signals
+
+
+def test_bare_file_names_in_scripts_are_not_sources() -> None:
+    script = "<script>var up = {accept: 'video/*', example: 'my-video.mp4'};</script>"
+    assert detect_video(_page(body=script), URL).video_class == "none"
+    script = "<script>jwplayer('p').setup({file: 'media/clip.mp4'});</script>"
+    assert detect_video(_page(body=script), URL).video_class == "play"

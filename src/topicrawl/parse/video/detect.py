@@ -39,6 +39,7 @@ _QUOTED_MEDIA = re.compile(
 _JS_OBJECT = re.compile(r"=\s*(\{.*\})\s*;", re.DOTALL)
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*([kmg]?)(?:bps|b/s|bit)?", re.IGNORECASE)
 _HEIGHT = re.compile(r"(\d{3,4})\s*p?\b", re.IGNORECASE)
+_SRC_KEYS = ("src", "data-src", "data-lazy-src")
 _HEIGHT_KEYS = ("size", "res", "data-res", "data-quality", "label", "height", "data-height")
 _MAX_SCRIPT = 1_000_000  # characters of one script read for JSON or media URLs
 _MAX_NODES = 20_000  # JSON values walked per page
@@ -219,17 +220,24 @@ def _videos(tree: LexborHTMLParser, found: _Found) -> None:
         if "muted" in attrs and "controls" not in attrs:
             found.signals.append("decorative-video")
             continue
-        found.signals.append("video")
-        found.about = True
         nodes: list[LexborNode] = [video, *video.css("source")]
+        refs = video_refs = 0
         for node in nodes:
-            src = node.attributes.get("src")
+            # lazy players keep the URL in data-src until the element scrolls into view
+            src = next((node.attributes.get(k) for k in _SRC_KEYS if node.attributes.get(k)), None)
             if not src:
                 continue
+            refs += 1
+            video_refs += media_type(src, node.attributes.get("type")) is not None
             height = next(
                 (node.attributes.get(k) for k in _HEIGHT_KEYS if node.attributes.get(k)), None
             )
             found.add(src, node.attributes.get("type"), "video", height=height)
+        if refs and not video_refs:  # e.g. an MP3 played through <video>
+            found.signals.append("video:no-video-source")
+            continue
+        found.signals.append("video")
+        found.about = True
 
 
 def _walk(
@@ -302,7 +310,10 @@ def _config(text: str, found: _Found) -> None:
     if data is None:
         found.signals.append("config:urls")
         for match in _QUOTED_MEDIA.finditer(stripped):
-            found.add(match.group(1).replace("\\/", "/"), None, "config")
+            ref = match.group(1).replace("\\/", "/")
+            # a bare file name in a script is an example or a label more often than a source
+            if "/" in ref:
+                found.add(ref, None, "config")
         return
     budget = [_MAX_NODES]
     for obj, _ in _walk(data, budget):
