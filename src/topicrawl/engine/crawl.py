@@ -24,9 +24,15 @@ import operator
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from topicrawl.core.errors import BlockedError, FetchError, RetryableFetchError, StorageError
+from topicrawl.core.errors import (
+    BlockedError,
+    BodyTooLarge,
+    FetchError,
+    RetryableFetchError,
+    StorageError,
+)
 from topicrawl.core.metrics import LatencyHistogram
 from topicrawl.core.models import (
     CrawlStats,
@@ -46,6 +52,10 @@ from topicrawl.engine.hosts import CrawlDelays, HostPolicy
 from topicrawl.engine.slots import RequestSlots, RequestSpacing
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
+
+if TYPE_CHECKING:
+    from topicrawl.engine.video import VideoStage
+    from topicrawl.parse.video.model import VideoPage
 
 __all__ = [
     "CrawlDelays",
@@ -159,8 +169,13 @@ class Crawler:
         on_checkpoint: Callable[[], Awaitable[None]] | None = None,
         page_budget: PageBudget | None = None,
         clock: Callable[[], float] = time.time,
+        video: VideoStage | None = None,
+        extra_fetcher: Fetcher | None = None,
     ) -> None:
         self._fetcher = fetcher
+        self._video = video
+        # Manifests and media files: another content-type filter and size cap than pages.
+        self._extra_fetcher = extra_fetcher or fetcher
         self._frontier = frontier
         self._storage = storage
         self._strategy = strategy
@@ -535,7 +550,43 @@ class Crawler:
             if duplicate_of == request.url:
                 duplicate_of = None
         page = self._build_page(request, response, document, duplicate_of)
+        if document.video is not None and self._video is not None:
+            page = await self._with_video(page, response, document.video, self._video)
         await self._keep(lease, page, response)
+
+    async def _with_video(
+        self, page: Page, response: Response, found: VideoPage, stage: VideoStage
+    ) -> Page:
+        body = response.body
+        html = body if isinstance(body, str) else body.decode(page.encoding or "utf-8", "replace")
+        return dataclasses.replace(page, video=await stage.resolve(page.final_url, html, found))
+
+    async def fetch_extra(self, url: str, parent: str, max_bytes: int) -> bytes:
+        """Fetch a manifest or media file found on page ``parent`` as politely as a page:
+        the host's robots.txt, delay and concurrency, the crawl's scope; at most
+        ``max_bytes`` (else :class:`~topicrawl.core.errors.BodyTooLarge`).
+
+        Raises:
+            FetchError: as a page's fetch would (robots.txt, scope, HTTP errors, caps).
+        """
+        slots = self._slots
+        assert slots is not None  # run() made them
+        host = host_of(url)
+        await self._hosts.prepare(url, self._frontier)
+        await slots.acquire(host)
+        try:
+            delay = self._hosts.floor(host)
+            if delay > 0:
+                while (wait := await self._claim(host, delay)) > 0:  # noqa: ASYNC110
+                    await asyncio.sleep(wait)
+            response = await self._extra_fetcher.fetch(Request(url=url, parent_url=parent))
+        finally:
+            slots.release(host)
+        body = response.body
+        raw = body.encode("utf-8") if isinstance(body, str) else body
+        if len(raw) > max_bytes:
+            raise BodyTooLarge(url, f"{len(raw):,} bytes, over the cap of {max_bytes:,}")
+        return raw
 
     async def _claim_target(self, response: Response) -> bool:
         """Whether a redirect's target is new to the crawl (then the admission remembers it as

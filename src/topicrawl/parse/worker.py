@@ -38,10 +38,19 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
 
-from topicrawl.core.models import EntityMention, Link, PageEntities, ParsedPage, RelationMention
+from topicrawl.core.models import (
+    EntityMention,
+    Link,
+    MediaUrl,
+    PageEntities,
+    ParsedPage,
+    RelationMention,
+)
 from topicrawl.parse.charset import decode_body
 from topicrawl.parse.content import content_hash_of_lines
 from topicrawl.parse.html import parse_html
+from topicrawl.parse.video.detect import detect_video
+from topicrawl.parse.video.model import VideoPage
 
 if TYPE_CHECKING:
     from topicrawl.core.protocols import TextAnalyzer
@@ -87,6 +96,16 @@ _PackedEntities = tuple[
     tuple[tuple[str, str, str, int, int, float], ...],
     tuple[tuple[str, str, str, float, str], ...],
 ]
+# A video page: class, media (url, type, width, height, bitrate, source), manifests, embeds,
+# signals, about.
+_PackedVideo = tuple[
+    str,
+    tuple[tuple[str, str, int | None, int | None, int | None, str], ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    bool,
+]
 Packed = tuple[
     str,
     str,
@@ -99,19 +118,21 @@ Packed = tuple[
     str | None,
     Mapping[str, int] | None,
     _PackedEntities | None,
+    _PackedVideo | None,
 ]
 
 
 class ParsedDocument(NamedTuple):
     """A parsed document: the page, the hash of its normalised text, the encoding it used,
-    its term counts when an analyzer counted them, and its entities when an entity analyzer
-    looked for them."""
+    its term counts when an analyzer counted them, its entities when an entity analyzer
+    looked for them, and its video verdict when it is a video or play page."""
 
     page: ParsedPage
     digest: str | None
     encoding: str | None
     terms: Mapping[str, int] | None = None
     entities: PageEntities | None = None
+    video: VideoPage | None = None
 
 
 def parse_body(
@@ -121,6 +142,7 @@ def parse_body(
     charset: str | None = None,
     analyzer: TextAnalyzer | None = None,
     entity_analyzer: EntityAnalyzer | None = None,
+    video: bool = True,
 ) -> ParsedDocument:
     """Decode (unless ``body`` is text already), parse and hash one HTML document, count its
     terms with ``analyzer`` and find its entities with ``entity_analyzer`` if given.
@@ -128,6 +150,8 @@ def parse_body(
     ``charset`` is what the response header declared; the decoder checks it (BOM, header,
     ``<meta>``, then detection), so a wrong declaration never garbles the text. An analyzer
     that fails leaves ``terms`` None (the error goes to stderr): the page itself is fine.
+    With ``video``, the page is checked for video (:mod:`topicrawl.parse.video`; a page with
+    no video marker costs a few substring searches).
     """
     if isinstance(body, str):
         html, encoding = body, None
@@ -158,7 +182,15 @@ def parse_body(
             entities = entity_analyzer(page.title, page.text)
         except Exception:  # any analyzer bug: the page goes on without its entities
             _report_analyzer_failure(url, "entity")
-    return ParsedDocument(page, digest, encoding, terms, entities)
+    found = None
+    if video:
+        try:
+            found = detect_video(html, url)
+        except (ValueError, RecursionError):  # hostile markup: the page goes on without it
+            _report_analyzer_failure(url, "video")
+        if found is not None and found.video_class == "none":
+            found = None
+    return ParsedDocument(page, digest, encoding, terms, entities, found)
 
 
 _analyzer_failures: dict[str, int] = {}
@@ -186,6 +218,11 @@ def pack(doc: ParsedDocument) -> Packed:
             "_PackedEntities",
             (tuple(map(tuple, doc.entities.mentions)), tuple(map(tuple, doc.entities.relations))),
         )
+    video: _PackedVideo | None = None
+    if doc.video is not None:
+        v = doc.video
+        media = tuple((m.url, m.type, m.width, m.height, m.bitrate, m.source) for m in v.media)
+        video = (v.video_class, media, v.manifests, v.embeds, v.signals, v.about)
     return (
         p.title,
         p.text,
@@ -198,12 +235,26 @@ def pack(doc: ParsedDocument) -> Packed:
         doc.encoding,
         doc.terms,
         entities,
+        video,
     )
 
 
 def unpack(packed: Packed) -> ParsedDocument:
     """The inverse of :func:`pack`."""
-    title, text, links, lang, canonical, noindex, nofollow, digest, encoding, terms, found = packed
+    (
+        title,
+        text,
+        links,
+        lang,
+        canonical,
+        noindex,
+        nofollow,
+        digest,
+        encoding,
+        terms,
+        found,
+        vid,
+    ) = packed
     page = ParsedPage(
         title=title,
         text=text,
@@ -219,7 +270,19 @@ def unpack(packed: Packed) -> ParsedDocument:
             tuple(map(EntityMention._make, found[0])),
             tuple(map(RelationMention._make, found[1])),
         )
-    return ParsedDocument(page, digest, encoding, terms, entities)
+    video = None
+    if vid is not None:
+        video_class, media, manifests, embeds, signals, about = vid
+        video = VideoPage(
+            url="",
+            video_class=video_class,
+            media=tuple(MediaUrl(*m) for m in media),
+            manifests=manifests,
+            embeds=embeds,
+            signals=signals,
+            about=about,
+        )
+    return ParsedDocument(page, digest, encoding, terms, entities, video)
 
 
 def request_frame(

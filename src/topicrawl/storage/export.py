@@ -2,7 +2,9 @@
 stored failures as JSON Lines or CSV (one record per failed URL).
 
 Every page format carries the same fields (:data:`EXPORT_FIELDS`), every failure format
-:data:`FAILURE_FIELDS`; times are ISO 8601 in UTC.
+:data:`FAILURE_FIELDS`; times are ISO 8601 in UTC. A video page's ``video_class`` (``play`` or
+``video``; empty otherwise) and ``media`` (JSONL: objects with url, type, width, height,
+bitrate, source; CSV: the URLs separated by spaces) come from ``page_media``.
 
 CSV cells are escaped against formula injection as OWASP advises: a text cell that starts
 with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a hostile page's title, a URL)
@@ -58,6 +60,8 @@ EXPORT_FIELDS: tuple[str, ...] = (
     "content_hash",
     "duplicate_of",
     "size",
+    "video_class",
+    "media",
 )
 
 FAILURE_FIELDS: tuple[str, ...] = (
@@ -110,6 +114,8 @@ def page_record(page: Page) -> dict[str, Any]:
         "content_hash": page.content_hash,
         "duplicate_of": page.duplicate_of,
         "size": page.size,
+        "video_class": page.video.video_class if page.video is not None else None,
+        "media": [m.as_dict() for m in page.video.media] if page.video is not None else [],
     }
 
 
@@ -171,7 +177,10 @@ async def export_csv(storage: Storage, out: TextIO) -> int:
     writer = _csv_writer(out, EXPORT_FIELDS)
     written = 0
     async for page in storage.iter_pages():
-        writer.writerow(_csv_row(page_record(page)))
+        record = page_record(page)
+        # one cell: the media URLs separated by spaces (JSONL has their types and sizes)
+        record["media"] = " ".join(item["url"] for item in record["media"])
+        writer.writerow(_csv_row(record))
         written += 1
     return written
 

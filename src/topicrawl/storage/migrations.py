@@ -48,6 +48,7 @@ from topicrawl.storage.schema import (
     FOCUS_TABLES,
     KG_TABLES,
     TRACKING_TABLES,
+    VIDEO_TABLES,
     Id,
     failures,
     metadata,
@@ -248,6 +249,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "knowledge graph: entities, aliases, relations, entity and relation URLs",
         create_tables(*KG_TABLES),
     ),
+    Migration(8, "video pages: page_media (class and media URLs)", create_tables(*VIDEO_TABLES)),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

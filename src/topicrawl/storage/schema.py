@@ -34,6 +34,7 @@ __all__ = [
     "FOCUS_TABLES",
     "KG_TABLES",
     "TRACKING_TABLES",
+    "VIDEO_TABLES",
     "allocations",
     "failures",
     "focus_states",
@@ -45,6 +46,7 @@ __all__ = [
     "kg_relations",
     "labels",
     "metadata",
+    "page_media",
     "pages",
     "posts",
     "run_samples",
@@ -361,3 +363,24 @@ KG_TABLES: tuple[Table, ...] = (
     kg_entity_urls,
     kg_relation_urls,
 )
+
+
+# -- video pages (schema version 8) ------------------------------------------------------------
+# One row per video or play page, keyed like pages by URL (a label, not a foreign key: the
+# row is written in the same batch as its page). ``media`` is a JSON array of objects with
+# url, type, width, height, bitrate, source (topicrawl.core.models.MediaUrl).
+
+page_media = Table(
+    "page_media",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("url", Text, nullable=False, unique=True),
+    Column("video_class", Text, nullable=False, comment="play | video"),
+    Column("media", Text, nullable=False, comment="JSON array of media URL objects"),
+    Column("resolver", Text, nullable=False),
+    Column("errors", Text, nullable=False, comment="JSON array of messages"),
+    Column("fetched_at", Double, nullable=False),
+    Column("run_id", Id, nullable=True),
+)
+
+VIDEO_TABLES: tuple[Table, ...] = (page_media,)

@@ -30,8 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import ClauseElement
 
-from topicrawl.storage.rows import FAILURE_COLUMNS, PAGE_COLUMNS, PreparedBatch
-from topicrawl.storage.schema import failures, pages
+from topicrawl.storage.rows import FAILURE_COLUMNS, MEDIA_COLUMNS, PAGE_COLUMNS, PreparedBatch
+from topicrawl.storage.schema import failures, page_media, pages
 
 __all__ = ["MAX_ROWS_PER_STATEMENT", "RowStatement", "Statements", "write_batch"]
 
@@ -136,6 +136,17 @@ class Statements:
             FAILURE_COLUMNS,
             max_variables=max_variables,
         )
+        media_upsert = dialect_insert(page_media)
+        media_upsert = media_upsert.on_conflict_do_update(
+            index_elements=[page_media.c.url],
+            set_={name: media_upsert.excluded[name] for name in MEDIA_COLUMNS if name != "url"},
+            where=page_media.c.fetched_at <= media_upsert.excluded.fetched_at,
+        )
+        self.upsert_media = RowStatement(
+            _compile(media_upsert, dialect, MEDIA_COLUMNS),
+            MEDIA_COLUMNS,
+            max_variables=max_variables,
+        )
         # The first page (lowest id) holding a content hash; one parameter, no LIMIT.
         first_with_hash = (
             select(func.min(pages.c.id))
@@ -171,10 +182,12 @@ def _compile(
 async def write_batch(
     connection: AsyncConnection, statements: Statements, batch: PreparedBatch
 ) -> None:
-    """Upsert a batch's pages (links included) and failures, in the caller's transaction."""
+    """Upsert a batch's pages (links included), failures and video rows, in the caller's
+    transaction."""
     for statement, rows in (
         (statements.upsert_page, batch.page_rows),
         (statements.insert_failure, batch.failure_rows),
+        (statements.upsert_media, batch.media_rows),
     ):
         if not rows:
             continue

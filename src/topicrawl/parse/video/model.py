@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from topicrawl.core.errors import TopicrawlError
+from topicrawl.core.models import MediaUrl, PageVideo
 
 __all__ = [
     "MEDIA_TYPES",
@@ -20,34 +21,6 @@ MEDIA_TYPES = ("mp4", "webm", "mov", "hls", "dash")
 
 class ManifestError(TopicrawlError, ValueError):
     """An HLS or DASH manifest that is too large, malformed or hostile (e.g. declares a DTD)."""
-
-
-@dataclass(frozen=True, slots=True)
-class MediaUrl:
-    """One direct media URL: its type, what the page or manifest says of it, where found.
-
-    ``type`` is one of :data:`MEDIA_TYPES`; width, height and bitrate (bits per second) are
-    None when nothing states them. ``source`` names where it was found (``video``, ``og``,
-    ``twitter``, ``jsonld``, ``config``, ``hls``, ``dash``, ``ytdlp``, or a plugin's name).
-    """
-
-    url: str
-    type: str
-    width: int | None = None
-    height: int | None = None
-    bitrate: int | None = None
-    source: str = ""
-
-    def as_dict(self) -> dict[str, object]:
-        """The fields as a plain dict (for JSON storage and export)."""
-        return {
-            "url": self.url,
-            "type": self.type,
-            "width": self.width,
-            "height": self.height,
-            "bitrate": self.bitrate,
-            "source": self.source,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +72,7 @@ class Resolution:
     @property
     def is_play(self) -> bool:
         return self.video_class == "play"
+
+    def stored(self) -> PageVideo:
+        """The verdict as a page keeps it."""
+        return PageVideo(self.video_class, self.media, self.resolver, self.errors)
