@@ -10,8 +10,8 @@ yt-dlp: ``extract_info(url, download=False)`` with its default extractors (on a 
 only its generic extractor and the generic embed extractors apply), under ``v1`` only (the
 media markup is the same in every version). Classes: play / video (detail pages) / none.
 Media: a listed URL is right when it is in the page's truth (exact URL); precision and recall
-are over all pages (a URL listed on a non-play page is a false positive). A cost table times
-``detect_video`` against the page parse on the main demo web's pages (no video markers).
+are over all pages (a URL listed on a non-play page is a false positive). What detection
+costs the parse worker is measured by ``cost.py``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,8 @@ from typing import Any
 
 import aiohttp
 
-from topicrawl.demoweb import DemoWeb, Kind
-from topicrawl.demoweb.render import render_document
 from topicrawl.demoweb.video import TEMPLATE_VERSIONS, VideoSite, build_video_site
-from topicrawl.parse.html import parse_html
-from topicrawl.parse.video import GenericResolver, Resolution, detect_video, has_video_markers
+from topicrawl.parse.video import GenericResolver, Resolution
 
 _MAX_MANIFEST = 2_000_000
 
@@ -130,34 +127,6 @@ async def run_ytdlp(site: VideoSite) -> Score:
     return score
 
 
-def cost_table(rounds: int = 5) -> dict[str, float]:
-    """Median ms per page: the HTML parse, the marker check, ``detect_video``, on pages
-    of the main demo web (topical text pages, no video)."""
-    web = DemoWeb.generate()
-    pages = [
-        (p, render_document(web, p).decode("utf-8", "replace"))
-        for p in web.pages
-        if p.kind in (Kind.HOME, Kind.SECTION, Kind.ARTICLE)
-    ][:400]
-    marked = sum(has_video_markers(html) for _, html in pages)
-    names = ("parse_html", "has_video_markers", "detect_video")
-    timings: dict[str, list[float]] = {name: [] for name in names}
-    for _ in range(rounds):
-        for name, func in (
-            ("parse_html", lambda h, u: parse_html(h, url=u)),
-            ("has_video_markers", lambda h, u: has_video_markers(h)),
-            ("detect_video", detect_video),
-        ):
-            started = time.perf_counter()
-            for page, html in pages:
-                func(html, f"http://demo.test{page.path}")
-            timings[name].append(1000 * (time.perf_counter() - started) / len(pages))
-    result = {name: statistics.median(values) for name, values in timings.items()}
-    result["pages"] = len(pages)
-    result["pages_with_markers"] = marked
-    return result
-
-
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -181,7 +150,6 @@ async def main() -> int:
             ytdlp = await asyncio.to_thread(_ytdlp_sync, served)
             results["ytdlp/v1"] = ytdlp.row()
             results["ytdlp/v1/hard"] = _subset(served, ytdlp, "/hard/")
-    results["cost_ms_per_page"] = cost_table()
     text = json.dumps(results, indent=2, ensure_ascii=False)
     print(text)
     if args.json:

@@ -49,10 +49,12 @@ from topicrawl.core.models import (
 from topicrawl.parse.charset import decode_body
 from topicrawl.parse.content import content_hash_of_lines
 from topicrawl.parse.html import parse_html
-from topicrawl.parse.video.detect import detect_video
+from topicrawl.parse.video.detect import detect_video, nodes_have_video_markers
 from topicrawl.parse.video.model import VideoPage
 
 if TYPE_CHECKING:
+    from selectolax.lexbor import LexborNode
+
     from topicrawl.core.protocols import TextAnalyzer
 
 __all__ = [
@@ -163,8 +165,14 @@ def parse_body(
     # and walks the long lists of nodes again, is held off until the page is parsed.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    marked = False
+
+    def probe(dropped: list[LexborNode], head: list[LexborNode]) -> None:
+        nonlocal marked
+        marked = nodes_have_video_markers(dropped, head)
+
     try:
-        page = parse_html(html, url=url)
+        page = parse_html(html, url=url, probe=probe if video else None)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -183,9 +191,9 @@ def parse_body(
         except Exception:  # any analyzer bug: the page goes on without its entities
             _report_analyzer_failure(url, "entity")
     found = None
-    if video:
+    if marked:  # the parse saw video markers: read the page again for its video
         try:
-            found = detect_video(html, url)
+            found = detect_video(html, url, prefilter=False)
         except (ValueError, RecursionError):  # hostile markup: the page goes on without it
             _report_analyzer_failure(url, "video")
         if found is not None and found.video_class == "none":

@@ -93,7 +93,8 @@ async def test_crawl_stores_video_pages_and_media_across_a_template_change(
     hls = next(r for r in records if any(m["type"] == "hls" and m["height"] for m in r["media"]))
     assert hls["video_class"] == "play"
     variant = next(m for m in hls["media"] if m["type"] == "hls" and m["height"])
-    assert variant["bitrate"] and variant["source"] == "hls"
+    assert variant["bitrate"]
+    assert variant["source"] == "hls"
     assert variant["url"] in table.getvalue()
 
 

@@ -22,22 +22,21 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from topicrawl.parse.video.model import MediaUrl, VideoPage
 
-__all__ = ["MARKERS", "detect_video", "has_video_markers", "media_type", "parse_bitrate"]
+__all__ = [
+    "MARKERS",
+    "detect_video",
+    "has_video_markers",
+    "media_type",
+    "nodes_have_video_markers",
+    "parse_bitrate",
+]
 
 # Substrings of the lower-cased page: ``in`` on one lower-cased copy is several times cheaper
-# than one case-insensitive regular expression with alternatives (benchmarks/video/README.md).
-MARKERS = (
-    "video",  # <video, og:video, VideoObject, og:type video.*, video/mp4
-    "m3u8",
-    ".mpd",
-    "mpegurl",
-    "dash+xml",
-    ".mp4",
-    ".webm",
-    ".m4v",
-    "twitter:player",
-    "ld+json",  # Movie, TVSeries, Episode
-)
+# than one case-insensitive regular expression with alternatives, and each substring costs a
+# scan of the page, so they are few (benchmarks/video/README.md): "video" covers <video> (so
+# its <source> types), og:video*, og:type video.*, VideoObject and the video/* types;
+# "ld+json" any JSON-LD (Movie, TVSeries, Episode); the rest, player configs without the word.
+MARKERS = ("video", "m3u8", ".mpd", ".mp4", ".webm", "twitter:player", "ld+json")
 _ABOUT_TYPES = {"movie", "tvseries", "tvepisode", "episode", "movieseries", "clip", "videoobject"}
 _MEDIA_EXT = re.compile(r"\.(m3u8|mpd|mp4|m4v|webm|mov)$", re.IGNORECASE)
 _QUOTED_MEDIA = re.compile(
@@ -52,6 +51,42 @@ _HEIGHT_KEYS = ("size", "res", "data-res", "data-quality", "label", "height", "d
 _MAX_SCRIPT = 1_000_000  # characters of one script read for JSON or media URLs
 _MAX_NODES = 20_000  # JSON values walked per page
 _MAX_MEDIA = 200
+
+
+def _tag_id(name: str) -> int:
+    return int(LexborHTMLParser("").create_node(name).tag_id)
+
+
+_VIDEO_ID, _SCRIPT_ID, _META_ID = _tag_id("video"), _tag_id("script"), _tag_id("meta")
+_SCRIPT_MARKERS = ("video", "m3u8", ".mpd", ".mp4", ".webm", "movie", "tvseries", "episode")
+
+
+def nodes_have_video_markers(dropped: list[LexborNode], head: list[LexborNode]) -> bool:
+    """Whether a page may be a video page, from the elements the HTML parser already set
+    apart (see :func:`topicrawl.parse.html.parse_html`'s ``probe``): a ``<video>``, a video
+    ``<meta>``, or a script naming media or a video type. Far cheaper than
+    :func:`has_video_markers` (no scan of the whole page) and as complete for
+    :func:`detect_video`, which reads nothing else."""
+    for node in head:
+        if node.tag_id != _META_ID:
+            continue
+        attrs = node.attributes
+        key = (attrs.get("property") or attrs.get("name") or "").strip().lower()
+        if key.startswith(("og:video", "twitter:player")):
+            return True
+        if key in ("og:type", "twitter:card"):
+            content = (attrs.get("content") or "").strip().lower()
+            if content.startswith("video") or content == "player":
+                return True
+    for node in dropped:
+        tag = node.tag_id
+        if tag == _VIDEO_ID:
+            return True
+        if tag == _SCRIPT_ID and node.attributes.get("src") is None:
+            text = (node.text(deep=True) or "")[:_MAX_SCRIPT].lower()
+            if any(marker in text for marker in _SCRIPT_MARKERS):
+                return True
+    return False
 
 
 def has_video_markers(html: str) -> bool:
@@ -155,9 +190,12 @@ class _Found:
             self.embeds.append(url)
 
 
-def detect_video(html: str, url: str) -> VideoPage:
-    """The video verdict and candidate media of one HTML page (see the module docstring)."""
-    if not has_video_markers(html):
+def detect_video(html: str, url: str, *, prefilter: bool = True) -> VideoPage:
+    """The video verdict and candidate media of one HTML page (see the module docstring).
+
+    ``prefilter=False`` skips the substring check (the caller's parse already saw markers).
+    """
+    if prefilter and not has_video_markers(html):
         return VideoPage(url, "none")
     tree = LexborHTMLParser(html)
     base_node = tree.css_first("base[href]")
