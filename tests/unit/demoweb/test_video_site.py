@@ -253,3 +253,14 @@ def test_server_switches_version_after_n_page_requests(served: VideoServer) -> N
     assert [s.version for s in log] == ["v1", "v1", "v1", "structural"]
     served.set_version("jsonld_only")
     assert served.version_now() == "jsonld_only"
+
+
+def test_robots_names_a_sitemap_of_every_page(site: VideoSite) -> None:
+    status, _, robots = site.render("/robots.txt")
+    assert status == 200
+    assert f"Sitemap: {site.base}sitemap.xml".encode() in robots
+    status, ctype, body = site.render("/sitemap.xml")
+    assert status == 200
+    assert ctype == "application/xml"
+    locs = re.findall(rb"<loc>([^<]+)</loc>", body)
+    assert [loc.decode() for loc in locs] == [site.url(p) for p in site.paths()]

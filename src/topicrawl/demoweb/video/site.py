@@ -11,6 +11,8 @@
 - ``list``: the home pages, genre lists, people lists and one page per person (filmography).
 - hard cases under ``/hard/`` (play pages and negatives, ``subkind`` ``hard-<case>``) in
   markup forms the main templates never use; see :mod:`topicrawl.demoweb.video.hard`.
+- ``/sitemap.xml`` (named in robots.txt) lists every labelled page: the negatives and the
+  embed pages are linked from no page, so a crawl seeds them or reads the sitemap.
 - ``negative``: hard negatives, ``subkind`` one of ``background`` (a muted, looping hero video),
   ``audio`` (audio-only pages: ``<audio>``, an audio-only HLS master, an audio player config,
   a JSON-LD podcast episode), ``video_list`` (lists of muted preview clips and an ItemList of
@@ -145,7 +147,14 @@ class VideoSite:
             ctype, body = media_body(path)
             return 200, ctype, body
         if path == "/robots.txt":
-            return 200, "text/plain", _ROBOTS
+            return 200, "text/plain", _ROBOTS + f"Sitemap: {self.base}sitemap.xml\n".encode()
+        if path == "/sitemap.xml":
+            locs = "".join(f"<url><loc>{self.url(p)}</loc></url>" for p in self.paths())
+            xml = (
+                '<?xml version="1.0" encoding="UTF-8"?>'
+                f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+            )
+            return 200, "application/xml", xml.encode()
         if path.startswith("/img/") and path.endswith(".gif"):
             return 200, "image/gif", _GIF
         if path.startswith("/static/") and path.endswith((".css", ".js")):
