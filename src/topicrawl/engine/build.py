@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from topicrawl.core.config import CrawlSettings
@@ -47,6 +47,7 @@ class CrawlReport:
     run_id: int
     storage_url: str
     queued_left: int
+    video: Mapping[str, int] = field(default_factory=dict)  # the video stage's counts
 
 
 def sqlite_path(storage_url: str) -> Path | None:
@@ -461,7 +462,11 @@ async def run_crawl(
         stats = await crawler.run()
         left = await crawler.frontier.queued()
         return CrawlReport(
-            stats=stats, run_id=crawler.run_id, storage_url=settings.storage.url, queued_left=left
+            stats=stats,
+            run_id=crawler.run_id,
+            storage_url=settings.storage.url,
+            queued_left=left,
+            video=dict(crawler.video_counts),
         )
 
 

@@ -22,7 +22,7 @@ import dataclasses
 import logging
 import operator
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -230,6 +230,11 @@ class Crawler:
         self._handling = 0  # pages fetched and being parsed, scored or stored
         self._held_back: HeldBackLinks | None = None  # made in run() when resuming
         self._recount = asyncio.Lock()
+
+    @property
+    def video_counts(self) -> Mapping[str, int]:
+        """The video stage's counts (video pages by class, manifests and media fetched)."""
+        return self._video.counts if self._video is not None else {}
 
     @property
     def scope(self) -> Scope:

@@ -63,7 +63,6 @@ class VideoStage:
 
     async def resolve(self, url: str, html: str, found: VideoPage) -> PageVideo:
         """The stored verdict of page ``url`` whose markup gave ``found``."""
-        self.counts[f"pages/{found.video_class}"] += 1
         resolver = self._registry.for_url(url)
         markup = PageVideo(found.video_class, found.media, "markup")
         if resolver is self._registry.generic and (
@@ -82,10 +81,12 @@ class VideoStage:
             except Exception:  # a plugin's bug: reported, the markup's verdict kept
                 log.exception("video resolver %s failed on %s", resolver.name, url)
                 self.counts[f"errors/resolver/{resolver.name}"] += 1
+                self.counts[f"pages/{markup.video_class}"] += 1
                 return markup
             video = PageVideo(result.video_class, result.media, result.resolver, result.errors)
         if self._settings.fetch_media and video.media:
             video = await self._fetch_media(url, video)
+        self.counts[f"pages/{video.video_class}"] += 1
         return video
 
     async def _fetch_media(self, url: str, video: PageVideo) -> PageVideo:

@@ -60,8 +60,11 @@ async def test_crawl_stores_video_pages_and_media_across_a_template_change(
 ) -> None:
     site = server.site
     db = tmp_path / "video.db"
-    await run_crawl(_settings(server, db))
+    report = await run_crawl(_settings(server, db))
     pages = {urlsplit(p.final_url).path: p for p in await _pages(db)}
+    plays = [p for p in site.paths() if site.truth(p).video_class == "play"]
+    assert report.video["pages/play"] == len(plays)
+    assert report.video["manifests/fetched"] > 0
     labelled = [p for p in site.paths() if p in pages]
     assert len(labelled) == len(site.paths())  # every labelled page reached
     assert {s.version for s in server.served()} == {"v1", "structural"}
