@@ -248,3 +248,19 @@ def test_bare_file_names_in_scripts_are_not_sources() -> None:
     assert detect_video(_page(body=script), URL).video_class == "none"
     script = "<script>jwplayer('p').setup({file: 'media/clip.mp4'});</script>"
     assert detect_video(_page(body=script), URL).video_class == "play"
+
+
+def test_hostile_scripts_and_many_videos_stay_linear() -> None:
+    # a script of 20,000 assignments and a quoted run: one JSON attempt, no backtracking blow-up
+    script = "<script>" + "a = {b: 1}; " * 20_000 + "'" + "x" * 100_000 + "</script>"
+    assert detect_video(_page(body=script), URL).video_class == "none"
+    videos = "<video controls src='/v.mp4'></video>" * 5_000
+    page = detect_video(_page(body=videos), URL)
+    assert page.signals == ("video",)
+    assert len(page.media) == 1
+
+
+def test_json_ld_content_url_list() -> None:
+    obj = {"@type": "VideoObject", "contentUrl": ["/a.mp4", "/b.webm", 7]}
+    page = detect_video(_page(head=_ld(obj)), URL)
+    assert [m.url for m in page.media] == ["http://site.test/a.mp4", "http://site.test/b.webm"]

@@ -43,7 +43,7 @@ _QUOTED_MEDIA = re.compile(
     r"""["']((?:https?:)?[^"'\s<>]{1,2000}?\.(?:m3u8|mpd|mp4|m4v|webm|mov)(?:\?[^"'\s<>]{0,500})?)["']""",
     re.IGNORECASE,
 )
-_JS_OBJECT = re.compile(r"=\s*(\{.*\})\s*;", re.DOTALL)
+_JS_ASSIGN = re.compile(r"=\s*\{")
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*([kmg]?)(?:bps|b/s|bit)?", re.IGNORECASE)
 _HEIGHT = re.compile(r"(\d{3,4})\s*p?\b", re.IGNORECASE)
 _SRC_KEYS = ("src", "data-src", "data-lazy-src")
@@ -170,6 +170,10 @@ class _Found:
         return url if urlsplit(url).scheme in ("http", "https") else None
 
     def add(self, ref: object, declared: str | None, source: str, **sizes: object) -> None:
+        if isinstance(ref, list):  # e.g. a JSON-LD contentUrl with several URLs
+            for item in ref[:_MAX_MEDIA]:
+                self.add(item, declared, source, **sizes)
+            return
         if not isinstance(ref, str) or len(self.media) >= _MAX_MEDIA:
             return
         url = self.absolute(ref)
@@ -222,7 +226,8 @@ def detect_video(html: str, url: str, *, prefilter: bool = True) -> VideoPage:
     video_class = "play" if media else "video" if found.about else "none"
     manifests = tuple(m.url for m in media if m.type in ("hls", "dash"))
     embeds = tuple(dict.fromkeys(found.embeds))
-    return VideoPage(url, video_class, media, manifests, embeds, tuple(found.signals), found.about)
+    signals = tuple(dict.fromkeys(found.signals))  # one of each: a page may hold 10,000 <video>
+    return VideoPage(url, video_class, media, manifests, embeds, signals, found.about)
 
 
 def _meta(tree: LexborHTMLParser, found: _Found) -> None:
@@ -352,8 +357,12 @@ def _config(text: str, found: _Found) -> None:
     if not stripped or not _QUOTED_MEDIA.search(stripped):
         return
     data = _loads(stripped) if stripped[0] in "{[" else None
-    if data is None and (match := _JS_OBJECT.search(stripped)) is not None:
-        data = _loads(match.group(1))
+    if data is None and (match := _JS_ASSIGN.search(stripped)) is not None:
+        # ``x = {...};``: one try, from the first assigned object to the last brace (linear;
+        # a regex with ``.*`` backtracks once per ``=`` of a hostile script)
+        end = stripped.rfind("}")
+        if end > match.end():
+            data = _loads(stripped[match.end() - 1 : end + 1])
     if data is None:
         found.signals.append("config:urls")
         for match in _QUOTED_MEDIA.finditer(stripped):
