@@ -320,6 +320,13 @@ class VideoSettings(_Section):
     max_media_bytes: int = Field(
         10_000_000, ge=1024, le=10_000_000_000, description="Bytes of a media file read at most."
     )
+    follow_embeds: bool = Field(
+        False,
+        description=(
+            "Follow a video page's player pages (JSON-LD embedUrl, twitter:player, og:video of"
+            " type text/html) as links, in scope like any link."
+        ),
+    )
     plugins: bool = Field(
         True,
         description="Load per-domain video resolvers (entry points topicrawl.video_resolvers).",

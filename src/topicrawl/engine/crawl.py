@@ -55,7 +55,6 @@ from topicrawl.parse.worker import ParsedDocument
 
 if TYPE_CHECKING:
     from topicrawl.engine.video import VideoStage
-    from topicrawl.parse.video.model import VideoPage
 
 __all__ = [
     "CrawlDelays",
@@ -556,15 +555,8 @@ class Crawler:
                 duplicate_of = None
         page = self._build_page(request, response, document, duplicate_of)
         if document.video is not None and self._video is not None:
-            page = await self._with_video(page, response, document.video, self._video)
+            page = await self._video.apply(page, response.body, document.video)
         await self._keep(lease, page, response)
-
-    async def _with_video(
-        self, page: Page, response: Response, found: VideoPage, stage: VideoStage
-    ) -> Page:
-        body = response.body
-        html = body if isinstance(body, str) else body.decode(page.encoding or "utf-8", "replace")
-        return dataclasses.replace(page, video=await stage.resolve(page.final_url, html, found))
 
     async def fetch_extra(self, url: str, parent: str, max_bytes: int) -> bytes:
         """Fetch a manifest or media file found on page ``parent`` as politely as a page:

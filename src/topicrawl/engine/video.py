@@ -12,13 +12,15 @@ keeps what its markup said.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 
 from topicrawl.core.config import VideoSettings
 from topicrawl.core.errors import FetchError
-from topicrawl.core.models import PageVideo
+from topicrawl.core.models import Link, Page, PageVideo
+from topicrawl.parse.urls import InvalidUrl, canonicalize
 from topicrawl.parse.video.model import VideoPage
 from topicrawl.parse.video.resolvers import GenericResolver, ResolverRegistry
 
@@ -60,6 +62,22 @@ class VideoStage:
                 log.warning("video resolver plugin not loaded: %s", error)
         self._registry = registry
         self.counts: Counter[str] = Counter()
+
+    async def apply(self, page: Page, body: bytes | str, found: VideoPage) -> Page:
+        """``page`` with its video verdict (and, with ``follow_embeds``, its player pages as
+        links in a block of their own); ``body`` is the page's response body."""
+        html = body if isinstance(body, str) else body.decode(page.encoding or "utf-8", "replace")
+        video = await self.resolve(page.final_url, html, found)
+        if not self._settings.follow_embeds or not found.embeds:
+            return dataclasses.replace(page, video=video)
+        known = {link.url for link in page.links}
+        block = max((link.block for link in page.links), default=-1) + 1
+        embeds = tuple(
+            Link(url, "video player", block=block, block_text="video player")
+            for url in _canonical(found.embeds)
+            if url not in known
+        )
+        return dataclasses.replace(page, video=video, links=page.links + embeds)
 
     async def resolve(self, url: str, html: str, found: VideoPage) -> PageVideo:
         """The stored verdict of page ``url`` whose markup gave ``found``."""
@@ -103,3 +121,14 @@ class VideoStage:
             self.counts["media/fetched"] += 1
             self.counts["media/bytes"] += len(body)
         return PageVideo(video.video_class, video.media, video.resolver, tuple(notes))
+
+
+def _canonical(urls: Iterable[str]) -> list[str]:
+    """The canonical forms of ``urls``, leaving out what is not an http(s) URL."""
+    out = []
+    for url in urls:
+        try:
+            out.append(canonicalize(url))
+        except InvalidUrl:
+            continue
+    return out

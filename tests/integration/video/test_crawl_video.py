@@ -138,3 +138,25 @@ async def test_video_off_stores_no_video(server: VideoServer, tmp_path: Path) ->
     await run_crawl(settings)
     (page,) = await _pages(tmp_path / "off.db")
     assert page.video is None
+
+
+async def test_follow_embeds_reaches_player_pages(server: VideoServer, tmp_path: Path) -> None:
+    site = server.site
+    embeds = [p for p in site.paths() if site.truth(p).subkind == "embed"]
+    assert embeds
+    parents = [site.url(p.replace("/embed/", "/play/")) for p in embeds]
+    settings = _settings(
+        server,
+        tmp_path / "embeds.db",
+        seeds=tuple(parents),
+        scope={"max_depth": 1},
+        video={"follow_embeds": True},
+        max_pages=0,
+    )
+    await run_crawl(settings)
+    stored = {urlsplit(p.final_url).path: p for p in await _pages(tmp_path / "embeds.db")}
+    for path in embeds:
+        assert path in stored, path
+        video = stored[path].video
+        assert video is not None
+        assert {m.url for m in video.media} == {m.url for m in site.truth(path).media}
