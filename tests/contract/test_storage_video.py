@@ -54,3 +54,19 @@ async def test_media_rows_ride_with_their_pages(storage: SqlStorage) -> None:
     table = io.StringIO()
     await export_csv(storage, table)
     assert HLS.url in table.getvalue()
+
+
+async def test_a_page_no_longer_a_video_page_loses_its_media_row(storage: SqlStorage) -> None:
+    run = await storage.start_run(name="t", config="{}")
+    await storage.save_page(make_page(1, video=PageVideo("play", (HLS,), "generic")), run_id=run)
+    await storage.flush()
+    await storage.save_page(make_page(1, fetched_at=1_800_000_000.0), run_id=run)
+    (page,) = await pages_of(storage)
+    assert page.video is None
+    # a late write of an older video fetch does not bring it back over the newer row... and
+    # an older non-video write does not delete a newer media row
+    await storage.save_page(make_page(2, video=PageVideo("video"), fetched_at=50.0), run_id=run)
+    await storage.flush()
+    await storage.save_page(make_page(2, fetched_at=10.0), run_id=run)
+    stored = {p.url: p for p in await pages_of(storage)}
+    assert stored[make_page(2).url].video is not None

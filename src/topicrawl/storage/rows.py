@@ -105,6 +105,9 @@ class PreparedBatch:
     page_rows: list[tuple[Any, ...]]
     failure_rows: list[tuple[Any, ...]]
     media_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    # (url, fetched_at) of the batch's pages that are not video pages: a media row an earlier
+    # fetch left for one of them is deleted (when the database has any media rows at all).
+    media_gone: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 # Built once: json.dumps with options builds a new encoder on every call.
@@ -213,13 +216,22 @@ def prepare_batch(
     for failure, run_id in failed:
         failed_row = failure_row(failure, run_id=run_id)
         failed_by_url[failed_row[0]] = failed_row
-    media_by_url = {
-        row[0]: row for row in (media_row(entry) for entry in entries_list) if row is not None
-    }
+    media_by_url: dict[str, tuple[Any, ...]] = {}
+    gone: dict[str, tuple[Any, ...]] = {}
+    for entry in entries_list:
+        video_row = media_row(entry)
+        url = entry.row[0]
+        if video_row is not None:
+            media_by_url[url] = video_row
+            gone.pop(url, None)
+        else:
+            gone[url] = (url, float(entry.page.fetched_at))
+            media_by_url.pop(url, None)
     return PreparedBatch(
         page_rows=list(by_url.values()),
         failure_rows=list(failed_by_url.values()),
         media_rows=list(media_by_url.values()),
+        media_gone=list(gone.values()),
     )
 
 

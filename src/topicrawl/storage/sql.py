@@ -192,8 +192,10 @@ class SqlStorage:
         self._reader: AsyncEngine | None = None
         self._statements: Statements | None = None
         # Whether the database has the page_media table (every database written by this
-        # version; an older one opened read-only may not).
+        # version; an older one opened read-only may not), and whether it has any row (else
+        # a batch skips deleting the rows of pages no longer video pages).
         self._has_media = True
+        self._media_rows_exist = False
         self._flusher: asyncio.Task[None] | None = None
         self._closing: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
@@ -334,6 +336,8 @@ class SqlStorage:
                     text(f'CREATE SCHEMA IF NOT EXISTS "{self._target.schema}"')
                 )
             applied = await migrate(connection)
+            found = await connection.execute(select(page_media.c.id).limit(1))
+            self._media_rows_exist = found.first() is not None
         if applied:
             _log.info("storage %s migrated to schema version %s", self._target.display, applied[-1])
 
@@ -681,7 +685,11 @@ class SqlStorage:
         samples, self._samples = self._samples, []
         try:
             async with self._write_engine().begin() as connection:
-                await write_batch(connection, statements, batch)
+                if batch.media_rows:
+                    self._media_rows_exist = True
+                await write_batch(
+                    connection, statements, batch, media_rows_exist=self._media_rows_exist
+                )
                 if samples:
                     await connection.execute(insert(run_samples), samples)
         except BaseException:

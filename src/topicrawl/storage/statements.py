@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -147,6 +147,16 @@ class Statements:
             MEDIA_COLUMNS,
             max_variables=max_variables,
         )
+        # A page fetched again that is no longer a video page loses its media row (an older
+        # fetch written late never deletes a newer row).
+        self.delete_media = _compile(
+            delete(page_media).where(
+                page_media.c.url == bindparam("url"),
+                page_media.c.fetched_at <= bindparam("fetched_at"),
+            ),
+            dialect,
+            ("url", "fetched_at"),
+        )
         # The first page (lowest id) holding a content hash; one parameter, no LIMIT.
         first_with_hash = (
             select(func.min(pages.c.id))
@@ -180,10 +190,17 @@ def _compile(
 
 
 async def write_batch(
-    connection: AsyncConnection, statements: Statements, batch: PreparedBatch
+    connection: AsyncConnection,
+    statements: Statements,
+    batch: PreparedBatch,
+    *,
+    media_rows_exist: bool = True,
 ) -> None:
     """Upsert a batch's pages (links included), failures and video rows, in the caller's
-    transaction."""
+    transaction; with ``media_rows_exist``, delete the media rows of pages no longer video
+    pages (a database that never had one skips that statement)."""
+    if media_rows_exist and batch.media_gone:
+        await connection.exec_driver_sql(statements.delete_media, batch.media_gone)
     for statement, rows in (
         (statements.upsert_page, batch.page_rows),
         (statements.insert_failure, batch.failure_rows),
