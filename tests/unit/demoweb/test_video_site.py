@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -264,3 +265,17 @@ def test_robots_names_a_sitemap_of_every_page(site: VideoSite) -> None:
     assert ctype == "application/xml"
     locs = re.findall(rb"<loc>([^<]+)</loc>", body)
     assert [loc.decode() for loc in locs] == [site.url(p) for p in site.paths()]
+
+
+def test_schedule_by_seconds_switches_on_the_clock() -> None:
+    schedule = VersionSchedule.after_seconds(1.5, "cosmetic")
+    server = build_video_site(seed=0, titles=4).server(version_schedule=schedule)
+    with server.run_in_thread() as running:
+        site = running.site
+        path = next(p for p in site.paths() if site.truth(p).kind == "detail")
+        assert _get(site.url(path))[1] == site.render(path, "v1")[2]
+        deadline = time.monotonic() + 30
+        while running.version_now() != "cosmetic" and time.monotonic() < deadline:
+            time.sleep(0.1)  # waiting for the switch, not timing it
+        assert _get(site.url(path))[1] == site.render(path, "cosmetic")[2]
+        assert [s.version for s in running.served()] == ["v1", "cosmetic"]
