@@ -237,6 +237,18 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         Path | None,
         typer.Option(help="TOML file of site schemas and rules: extract records from pages."),
     ] = None,
+    # -- video (helper s15-video) --
+    video: Annotated[
+        bool | None,
+        typer.Option(help="Recognise video and play pages and store their media URLs (on)."),
+    ] = None,
+    fetch_media: Annotated[
+        bool,
+        typer.Option(
+            help="Also fetch each media file listed (capped at video.max_media_bytes, not stored)."
+        ),
+    ] = False,
+    # -- end video --
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     _setup_logging(log_level)
@@ -270,6 +282,12 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     put(kwargs, "kg", kg)
     put(kwargs, "revisit", revisit_overrides(revisit, revisit_day, revisit_for, revisit_budget))
     put(kwargs, "parsers", str(parsers) if parsers is not None else None)
+    video_settings: dict[str, bool] = {}
+    if video is not None:
+        video_settings["detect"] = video
+    if fetch_media:
+        video_settings["fetch_media"] = True
+    put(kwargs, "video", video_settings or None)
     report, stopped_by = _run(lambda: _crawl(kwargs, config, quiet, metrics_port))
     print_summary(out, report)
     _run(lambda: print_learning(out, report.storage_url))

@@ -106,6 +106,19 @@ def summary_table(stats: CrawlStats, *, title: str = "crawl summary") -> Table:
 def print_summary(console: Console, report: CrawlReport) -> None:
     console.print(summary_table(report.stats))
     console.print(f"results in {report.storage_url} (run {report.run_id})")
+    video = report.video
+    if video.get("pages/play") or video.get("pages/video"):
+        line = (
+            f"video pages: {video.get('pages/play', 0)} play pages, "
+            f"{video.get('pages/video', 0)} about a video; "
+            f"{video.get('manifests/fetched', 0)} manifests fetched"
+        )
+        if video.get("media/fetched") or video.get("media/failed"):
+            line += (
+                f"; media files fetched: {video.get('media/fetched', 0)} "
+                f"({video.get('media/bytes', 0):,} bytes), failed: {video.get('media/failed', 0)}"
+            )
+        console.print(line + " (media URLs: topicrawl export)")
     if report.stats.held:
         console.print(f"hosts held at the end: {held_line(report.stats)}")
     if report.queued_left:

@@ -54,6 +54,7 @@ __all__ = [
     "RevisitSettings",
     "ScopeSettings",
     "StorageSettings",
+    "VideoSettings",
     "load_settings",
 ]
 
@@ -289,6 +290,50 @@ class StorageSettings(_Section):
 
 
 # -- kg (helper s14-kg) --
+class VideoSettings(_Section):
+    """Video pages: recognising them in the parse workers, listing their media URLs."""
+
+    detect: bool = Field(
+        True,
+        description=(
+            "Recognise video and play pages (<video>, og:video, JSON-LD VideoObject, player"
+            " configs, HLS/DASH) and store their media URLs in page_media."
+        ),
+    )
+    fetch_manifests: bool = Field(
+        True,
+        description=(
+            "Fetch the HLS/DASH manifests a play page links (politely, like pages) to list"
+            " their renditions; off lists the manifests unread."
+        ),
+    )
+    max_manifests: int = Field(8, ge=0, le=64, description="Manifests fetched per page at most.")
+    max_manifest_bytes: int = Field(
+        2_000_000, ge=1024, le=50_000_000, description="Largest manifest read, in bytes."
+    )
+    fetch_media: bool = Field(
+        False,
+        description=(
+            "Also fetch each listed media file (not manifests), up to max_media_bytes, and"
+            " record its status and size; bodies are not stored."
+        ),
+    )
+    max_media_bytes: int = Field(
+        10_000_000, ge=1024, le=10_000_000_000, description="Bytes of a media file read at most."
+    )
+    follow_embeds: bool = Field(
+        False,
+        description=(
+            "Follow a video page's player pages (JSON-LD embedUrl, twitter:player, og:video of"
+            " type text/html) as links, in scope like any link."
+        ),
+    )
+    plugins: bool = Field(
+        True,
+        description="Load per-domain video resolvers (entry points topicrawl.video_resolvers).",
+    )
+
+
 class KgSettings(_Section):
     """The knowledge graph: recognising entities in pages, and preferring some of them."""
 
@@ -448,6 +493,7 @@ class CrawlSettings(BaseSettings):
             " topicrawl.parse.methods.schema); None = no records are extracted."
         ),
     )
+    video: VideoSettings = VideoSettings()
 
     _lists = field_validator("seeds", "topics", "feeds", mode="before")(_comma_list)
 

@@ -19,8 +19,10 @@ __all__ = [
     "Lease",
     "Link",
     "LinkScore",
+    "MediaUrl",
     "Page",
     "PageEntities",
+    "PageVideo",
     "ParsedPage",
     "RelationMention",
     "Request",
@@ -162,6 +164,46 @@ class RelationMention(NamedTuple):
     evidence: str
 
 
+@dataclass(frozen=True, slots=True)
+class MediaUrl:
+    """One direct media URL of a play page: its type, what the page or manifest says of it.
+
+    ``type`` is ``mp4``, ``webm``, ``mov``, ``hls`` or ``dash``; width, height and bitrate
+    (bits per second) are None when nothing states them. ``source`` names where it was
+    found (``video``, ``og``, ``twitter``, ``jsonld``, ``config``, ``hls``, ``dash``,
+    ``ytdlp``, or a resolver plugin's name).
+    """
+
+    url: str
+    type: str
+    width: int | None = None
+    height: int | None = None
+    bitrate: int | None = None
+    source: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields as a plain dict (for JSON storage and export)."""
+        return {
+            "url": self.url,
+            "type": self.type,
+            "width": self.width,
+            "height": self.height,
+            "bitrate": self.bitrate,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PageVideo:
+    """A video page's verdict as stored: ``play`` or ``video``, its media URLs, the resolver
+    that listed them and what it could not read (see :mod:`topicrawl.parse.video`)."""
+
+    video_class: str
+    media: tuple[MediaUrl, ...] = ()
+    resolver: str = ""
+    errors: tuple[str, ...] = ()
+
+
 class PageEntities(NamedTuple):
     """What knowledge-graph recognition found in one page (plain tuples: cheap to pickle)."""
 
@@ -199,6 +241,7 @@ class Page:
     and stored for the dashboard.
     ``record`` is the page's fields extracted by the parser library when a site schema
     applies to it (see :mod:`topicrawl.parse.methods`); stored in ``page_records``.
+    ``video`` is set on video and play pages (stored in ``page_media``).
     """
 
     url: str
@@ -229,6 +272,7 @@ class Page:
     topic: str | None = None
     link_scores: tuple[LinkScore, ...] = field(default=(), compare=False, hash=False, repr=False)
     record: Mapping[str, object] | None = field(default=None, compare=False, hash=False, repr=False)
+    video: PageVideo | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

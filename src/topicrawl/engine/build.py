@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from topicrawl.core.config import CrawlSettings
@@ -20,6 +20,7 @@ from topicrawl.engine.parsers import open_parser_library
 from topicrawl.engine.parsing import PageParser, default_parse_workers
 from topicrawl.engine.revisit import open_revisit
 from topicrawl.engine.samples import CrawlSampler, SampleSink
+from topicrawl.engine.video import BodyFetch, VideoStage
 from topicrawl.fetch import HttpFetcher, ProxyPool, RobotsCache
 from topicrawl.focus import BfsStrategy, make_strategy
 from topicrawl.frontier import MemoryFrontier, SqliteFrontier
@@ -48,6 +49,7 @@ class CrawlReport:
     run_id: int
     storage_url: str
     queued_left: int
+    video: Mapping[str, int] = field(default_factory=dict)  # the video stage's counts
 
 
 def sqlite_path(storage_url: str) -> Path | None:
@@ -333,6 +335,18 @@ async def open_crawl(
             else None
         )
         fetcher.robots = robots
+
+        async def fetch_extra(url: str, parent: str, max_bytes: int) -> bytes:
+            return await crawler.fetch_extra(url, parent, max_bytes)  # made just below
+
+        video, extra_fetcher = _video_stage(
+            settings,
+            fetcher=fetcher,
+            robots=robots,
+            scope=scope,
+            proxies=proxies,
+            fetch=fetch_extra,
+        )
         own_run = run_id is None
         if run_id is None:
             run_id = await storage.start_run(
@@ -371,6 +385,8 @@ async def open_crawl(
             ),
             page_budget=page_budget,
             revisit=revisit,
+            video=video,
+            extra_fetcher=extra_fetcher,
         )
         await _observe(stack, crawler, storage, settings, node=node, metrics_port=metrics_port)
         await crawler.seed(
@@ -466,5 +482,38 @@ async def run_crawl(
         stats = await crawler.run()
         left = await crawler.frontier.queued()
         return CrawlReport(
-            stats=stats, run_id=crawler.run_id, storage_url=settings.storage.url, queued_left=left
+            stats=stats,
+            run_id=crawler.run_id,
+            storage_url=settings.storage.url,
+            queued_left=left,
+            video=dict(crawler.video_counts),
         )
+
+
+# Content types a manifest or media file may come as (servers label them loosely).
+_MEDIA_CONTENT_TYPES = ("application/*", "video/*", "audio/*", "text/*", "binary/*")
+
+
+def _video_stage(
+    settings: CrawlSettings,
+    *,
+    fetcher: HttpFetcher,
+    robots: RobotsCache | None,
+    scope: Scope,
+    proxies: ProxyPool | None,
+    fetch: BodyFetch,
+) -> tuple[VideoStage | None, HttpFetcher | None]:
+    """The video stage and its fetcher for manifests and media files (same session, robots
+    and scope as pages; another content-type filter and size cap), or None when off."""
+    video = settings.video
+    if not video.detect:
+        return None, None
+    cap = max(video.max_manifest_bytes, video.max_media_bytes if video.fetch_media else 0)
+    extra_settings = settings.fetch.model_copy(
+        update={"content_types": _MEDIA_CONTENT_TYPES, "max_body_bytes": cap}
+    )
+    extra = HttpFetcher(
+        settings=extra_settings, scope=scope, proxies=proxies, session=fetcher.session
+    )
+    extra.robots = robots
+    return VideoStage(settings=video, fetch=fetch), extra

@@ -22,11 +22,17 @@ import dataclasses
 import logging
 import operator
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from topicrawl.core.errors import BlockedError, FetchError, RetryableFetchError, StorageError
+from topicrawl.core.errors import (
+    BlockedError,
+    BodyTooLarge,
+    FetchError,
+    RetryableFetchError,
+    StorageError,
+)
 from topicrawl.core.metrics import LatencyHistogram
 from topicrawl.core.models import (
     CrawlStats,
@@ -47,6 +53,9 @@ from topicrawl.engine.revisit import RevisitControl
 from topicrawl.engine.slots import RequestSlots, RequestSpacing
 from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
+
+if TYPE_CHECKING:
+    from topicrawl.engine.video import VideoStage
 
 __all__ = [
     "CrawlDelays",
@@ -165,8 +174,13 @@ class Crawler:
         page_budget: PageBudget | None = None,
         clock: Callable[[], float] = time.time,
         revisit: RevisitControl | None = None,
+        video: VideoStage | None = None,
+        extra_fetcher: Fetcher | None = None,
     ) -> None:
         self._fetcher = fetcher
+        self._video = video
+        # Manifests and media files: another content-type filter and size cap than pages.
+        self._extra_fetcher = extra_fetcher or fetcher
         self._frontier = frontier
         self._storage = storage
         self._strategy = strategy
@@ -222,6 +236,11 @@ class Crawler:
         self._handling = 0  # pages fetched and being parsed, scored or stored
         self._held_back: HeldBackLinks | None = None  # made in run() when resuming
         self._recount = asyncio.Lock()
+
+    @property
+    def video_counts(self) -> Mapping[str, int]:
+        """The video stage's counts (video pages by class, manifests and media fetched)."""
+        return self._video.counts if self._video is not None else {}
 
     @property
     def scope(self) -> Scope:
@@ -554,7 +573,36 @@ class Crawler:
             if duplicate_of == request.url:
                 duplicate_of = None
         page = self._build_page(request, response, document, duplicate_of)
+        if document.video is not None and self._video is not None:
+            page = await self._video.apply(page, response.body, document.video)
         await self._keep(lease, page, response)
+
+    async def fetch_extra(self, url: str, parent: str, max_bytes: int) -> bytes:
+        """Fetch a manifest or media file found on page ``parent`` as politely as a page:
+        the host's robots.txt, delay and concurrency, the crawl's scope; at most
+        ``max_bytes`` (else :class:`~topicrawl.core.errors.BodyTooLarge`).
+
+        Raises:
+            FetchError: as a page's fetch would (robots.txt, scope, HTTP errors, caps).
+        """
+        slots = self._slots
+        assert slots is not None  # run() made them
+        host = host_of(url)
+        await self._hosts.prepare(url, self._frontier)
+        await slots.acquire(host)
+        try:
+            delay = self._hosts.floor(host)
+            if delay > 0:
+                while (wait := await self._claim(host, delay)) > 0:  # noqa: ASYNC110
+                    await asyncio.sleep(wait)
+            response = await self._extra_fetcher.fetch(Request(url=url, parent_url=parent))
+        finally:
+            slots.release(host)
+        body = response.body
+        raw = body.encode("utf-8") if isinstance(body, str) else body
+        if len(raw) > max_bytes:
+            raise BodyTooLarge(url, f"{len(raw):,} bytes, over the cap of {max_bytes:,}")
+        return raw
 
     async def _claim_target(self, response: Response) -> bool:
         """Whether a redirect's target is new to the crawl (then the admission remembers it as

@@ -40,6 +40,7 @@ Link blocks
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import urljoin
 
@@ -104,10 +105,17 @@ _LANG = re.compile(r"[a-z]{1,8}(?:-[a-z0-9]{1,8})*")
 _ROBOTS_SPLIT = re.compile(r"[\s,]+")
 
 
-def parse_html(html: str, *, url: str) -> ParsedPage:
+NodeProbe = Callable[[list[LexborNode], list[LexborNode]], None]
+"""Sees a page's dropped elements (scripts, video, audio, iframes, ...) and head elements
+(title, base, meta, link: anywhere in the page) before they are removed or read."""
+
+
+def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> ParsedPage:
     """Parse one HTML document fetched from ``url``.
 
-    See the module documentation for what is extracted and the limits that apply.
+    See the module documentation for what is extracted and the limits that apply. ``probe``
+    is called once with the page's dropped and head elements before the dropped ones go
+    (video detection looks there for its markers without another walk of the page).
     """
     if _SEP in html:
         html = html.replace(_SEP, "\ufffd")
@@ -135,6 +143,8 @@ def parse_html(html: str, *, url: str) -> ParsedPage:
             anchors.append(node)
         elif tag_id in _HEAD_IDS:
             head.append(node)
+    if probe is not None:
+        probe(dropped, head)
     for node in dropped:
         if node.parent is not None:  # not already gone with a dropped ancestor
             node.decompose()

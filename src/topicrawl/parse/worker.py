@@ -45,12 +45,23 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
 
-from topicrawl.core.models import EntityMention, Link, PageEntities, ParsedPage, RelationMention
+from topicrawl.core.models import (
+    EntityMention,
+    Link,
+    MediaUrl,
+    PageEntities,
+    ParsedPage,
+    RelationMention,
+)
 from topicrawl.parse.charset import decode_body
 from topicrawl.parse.content import content_hash_of_lines
 from topicrawl.parse.html import parse_html
+from topicrawl.parse.video.detect import detect_video, nodes_have_video_markers
+from topicrawl.parse.video.model import VideoPage
 
 if TYPE_CHECKING:
+    from selectolax.lexbor import LexborNode
+
     from topicrawl.core.protocols import TextAnalyzer
     from topicrawl.parse.methods.extract import Extraction, Hint
     from topicrawl.parse.methods.schema import ParserConfig
@@ -100,6 +111,16 @@ _PackedEntities = tuple[
     tuple[tuple[str, str, str, int, int, float], ...],
     tuple[tuple[str, str, str, float, str], ...],
 ]
+# A video page: class, media (url, type, width, height, bitrate, source), manifests, embeds,
+# signals, about.
+_PackedVideo = tuple[
+    str,
+    tuple[tuple[str, str, int | None, int | None, int | None, str], ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    bool,
+]
 Packed = tuple[
     str,
     str,
@@ -113,13 +134,14 @@ Packed = tuple[
     Mapping[str, int] | None,
     _PackedEntities | None,
     "Extraction | None",
+    _PackedVideo | None,
 ]
 
 
 class ParsedDocument(NamedTuple):
     """A parsed document: the page, the hash of its normalised text, the encoding it used,
-    its term counts when an analyzer counted them, and its entities when an entity analyzer
-    looked for them."""
+    its term counts when an analyzer counted them, its entities when an entity analyzer
+    looked for them, and its video verdict when it is a video or play page."""
 
     page: ParsedPage
     digest: str | None
@@ -127,6 +149,7 @@ class ParsedDocument(NamedTuple):
     terms: Mapping[str, int] | None = None
     entities: PageEntities | None = None
     extraction: Extraction | None = None
+    video: VideoPage | None = None
 
 
 def parse_body(
@@ -138,6 +161,7 @@ def parse_body(
     entity_analyzer: EntityAnalyzer | None = None,
     parsers: ParserConfig | None = None,
     hint: Hint | None = None,
+    video: bool = True,
 ) -> ParsedDocument:
     """Decode (unless ``body`` is text already), parse and hash one HTML document, count its
     terms with ``analyzer`` and find its entities with ``entity_analyzer`` if given.
@@ -146,6 +170,8 @@ def parse_body(
     ``<meta>``, then detection), so a wrong declaration never garbles the text. An analyzer
     that fails leaves ``terms`` None (the error goes to stderr): the page itself is fine.
     With ``parsers`` and a ``hint``, the parser library extracts the page's record.
+    With ``video``, the page is checked for video (:mod:`topicrawl.parse.video`; a page with
+    no video marker costs a few substring searches).
     """
     if isinstance(body, str):
         html, encoding = body, None
@@ -157,8 +183,14 @@ def parse_body(
     # and walks the long lists of nodes again, is held off until the page is parsed.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    marked = False
+
+    def probe(dropped: list[LexborNode], head: list[LexborNode]) -> None:
+        nonlocal marked
+        marked = nodes_have_video_markers(dropped, head)
+
     try:
-        page = parse_html(html, url=url)
+        page = parse_html(html, url=url, probe=probe if video else None)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -186,7 +218,15 @@ def parse_body(
                 extraction = extract(html, url, schema, hint)
             except Exception:  # a library bug: the page goes on without its record
                 _report_analyzer_failure(url, "parser library")
-    return ParsedDocument(page, digest, encoding, terms, entities, extraction)
+    found = None
+    if marked:  # the parse saw video markers: read the page again for its video
+        try:
+            found = detect_video(html, url, prefilter=False)
+        except (ValueError, RecursionError):  # hostile markup: the page goes on without it
+            _report_analyzer_failure(url, "video")
+        if found is not None and found.video_class == "none":
+            found = None
+    return ParsedDocument(page, digest, encoding, terms, entities, extraction, found)
 
 
 _analyzer_failures: dict[str, int] = {}
@@ -214,6 +254,11 @@ def pack(doc: ParsedDocument) -> Packed:
             "_PackedEntities",
             (tuple(map(tuple, doc.entities.mentions)), tuple(map(tuple, doc.entities.relations))),
         )
+    video: _PackedVideo | None = None
+    if doc.video is not None:
+        v = doc.video
+        media = tuple((m.url, m.type, m.width, m.height, m.bitrate, m.source) for m in v.media)
+        video = (v.video_class, media, v.manifests, v.embeds, v.signals, v.about)
     return (
         p.title,
         p.text,
@@ -227,14 +272,27 @@ def pack(doc: ParsedDocument) -> Packed:
         doc.terms,
         entities,
         doc.extraction,
+        video,
     )
 
 
 def unpack(packed: Packed) -> ParsedDocument:
     """The inverse of :func:`pack`."""
-    title, text, links, lang, canonical, noindex, nofollow, digest, encoding, terms, found, ext = (
-        packed
-    )
+    (
+        title,
+        text,
+        links,
+        lang,
+        canonical,
+        noindex,
+        nofollow,
+        digest,
+        encoding,
+        terms,
+        found,
+        ext,
+        vid,
+    ) = packed
     page = ParsedPage(
         title=title,
         text=text,
@@ -250,7 +308,19 @@ def unpack(packed: Packed) -> ParsedDocument:
             tuple(map(EntityMention._make, found[0])),
             tuple(map(RelationMention._make, found[1])),
         )
-    return ParsedDocument(page, digest, encoding, terms, entities, ext)
+    video = None
+    if vid is not None:
+        video_class, media, manifests, embeds, signals, about = vid
+        video = VideoPage(
+            url="",
+            video_class=video_class,
+            media=tuple(MediaUrl(*m) for m in media),
+            manifests=manifests,
+            embeds=embeds,
+            signals=signals,
+            about=about,
+        )
+    return ParsedDocument(page, digest, encoding, terms, entities, ext, video)
 
 
 def request_frame(

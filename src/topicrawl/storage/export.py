@@ -2,7 +2,9 @@
 stored failures as JSON Lines or CSV (one record per failed URL).
 
 Every page format carries the same fields (:data:`EXPORT_FIELDS`), every failure format
-:data:`FAILURE_FIELDS`; times are ISO 8601 in UTC.
+:data:`FAILURE_FIELDS`; times are ISO 8601 in UTC. A video page's ``video_class`` (``play`` or
+``video``; empty otherwise) and ``media`` (JSONL: objects with url, type, width, height,
+bitrate, source; CSV: the URLs separated by spaces) come from ``page_media``.
 
 CSV cells are escaped against formula injection as OWASP advises: a text cell that starts
 with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a hostile page's title, a URL)
@@ -62,6 +64,8 @@ EXPORT_FIELDS: tuple[str, ...] = (
     "content_hash",
     "duplicate_of",
     "size",
+    "video_class",
+    "media",
 )
 
 FAILURE_FIELDS: tuple[str, ...] = (
@@ -114,6 +118,8 @@ def page_record(page: Page) -> dict[str, Any]:
         "content_hash": page.content_hash,
         "duplicate_of": page.duplicate_of,
         "size": page.size,
+        "video_class": page.video.video_class if page.video is not None else None,
+        "media": [m.as_dict() for m in page.video.media] if page.video is not None else [],
     }
 
 
@@ -190,6 +196,8 @@ async def export_csv(storage: Storage, out: TextIO, *, records: Records | None =
     written = 0
     async for page in storage.iter_pages():
         row = page_record(page)
+        # one cell: the media URLs separated by spaces (JSONL has their types and sizes)
+        row["media"] = " ".join(item["url"] for item in row["media"])
         found = records.get(page.url) if records is not None else None
         for name, column in zip(names, columns, strict=True):
             value = found.get(name) if found is not None else None

@@ -53,6 +53,7 @@ from topicrawl.storage.schema import (
     PARSER_TABLES,
     REVISIT_TABLES,
     TRACKING_TABLES,
+    VIDEO_TABLES,
     Id,
     failures,
     metadata,
@@ -291,6 +292,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "parser library: URL patterns and their methods, method changes, page records",
         create_tables(*PARSER_TABLES),
     ),
+    Migration(12, "video pages: page_media (class and media URLs)", create_tables(*VIDEO_TABLES)),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -10,19 +10,27 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from topicrawl.core.errors import StorageError
-from topicrawl.core.models import EMPTY_REASONS, ErrorKind, FetchFailure, Page
+from topicrawl.core.models import (
+    EMPTY_REASONS,
+    ErrorKind,
+    FetchFailure,
+    MediaUrl,
+    Page,
+    PageVideo,
+)
 from topicrawl.storage.link_scores import encode_link_scores
 from topicrawl.storage.outlinks import decode_links, encode_links
-from topicrawl.storage.schema import failures, pages
+from topicrawl.storage.schema import failures, page_media, pages
 from topicrawl.storage.storable import clean, clean_opt
 
 __all__ = [
     "FAILURE_COLUMNS",
+    "MEDIA_COLUMNS",
     "PAGE_COLUMNS",
     "ArchivedPage",
     "PendingPage",
@@ -34,18 +42,22 @@ __all__ = [
     "failure_row",
     "headers_from_row",
     "host_of",
+    "media_row",
     "page_from_row",
     "page_row",
     "pending_page",
     "prepare_batch",
     "run_from_row",
+    "video_from_row",
 ]
 
 # Column orders of the rows built here; the statements are compiled to take exactly these.
 PAGE_COLUMNS: tuple[str, ...] = tuple(c.name for c in pages.columns if c.name != "id")
+MEDIA_COLUMNS: tuple[str, ...] = tuple(c.name for c in page_media.columns if c.name != "id")
 FAILURE_COLUMNS: tuple[str, ...] = tuple(c.name for c in failures.columns if c.name != "id")
 
 _BODY_AT = PAGE_COLUMNS.index("body")
+_RUN_AT = PAGE_COLUMNS.index("run_id")
 
 # zlib level 1: about as small as level 6 on HTML, and several times faster on the write path.
 _BODY_LEVEL = 1
@@ -88,10 +100,15 @@ class PendingPage:
 
 @dataclass(frozen=True, slots=True)
 class PreparedBatch:
-    """One transaction's rows: pages (in save order, one per URL) and failures."""
+    """One transaction's rows: pages (in save order, one per URL), failures and the video
+    rows of video pages (``page_media``, one per URL)."""
 
     page_rows: list[tuple[Any, ...]]
     failure_rows: list[tuple[Any, ...]]
+    media_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    # (url, fetched_at) of the batch's pages that are not video pages: a media row an earlier
+    # fetch left for one of them is deleted (when the database has any media rows at all).
+    media_gone: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 # Built once: json.dumps with options builds a new encoder on every call.
@@ -189,7 +206,8 @@ def prepare_batch(
     """Build one transaction's rows. Cheap unless there are raw bodies to compress: storage
     then runs it in a worker thread (zlib lets other threads run while it compresses)."""
     by_url: dict[str, tuple[Any, ...]] = {}
-    for entry in entries:
+    entries_list = list(entries)
+    for entry in entries_list:
         row = entry.row
         if entry.body is not None:
             body = zlib.compress(entry.body, _BODY_LEVEL)
@@ -201,7 +219,49 @@ def prepare_batch(
     for failure, run_id in failed:
         failed_row = failure_row(failure, run_id=run_id)
         failed_by_url[failed_row[0]] = failed_row
-    return PreparedBatch(page_rows=list(by_url.values()), failure_rows=list(failed_by_url.values()))
+    media_by_url: dict[str, tuple[Any, ...]] = {}
+    gone: dict[str, tuple[Any, ...]] = {}
+    for entry in entries_list:
+        video_row = media_row(entry)
+        url = entry.row[0]
+        if video_row is not None:
+            media_by_url[url] = video_row
+            gone.pop(url, None)
+        else:
+            gone[url] = (url, float(entry.page.fetched_at))
+            media_by_url.pop(url, None)
+    return PreparedBatch(
+        page_rows=list(by_url.values()),
+        failure_rows=list(failed_by_url.values()),
+        media_rows=list(media_by_url.values()),
+        media_gone=list(gone.values()),
+    )
+
+
+def media_row(entry: PendingPage) -> tuple[Any, ...] | None:
+    """The ``page_media`` row of a pending video page (None for other pages), in
+    :data:`MEDIA_COLUMNS` order."""
+    video = entry.page.video
+    if video is None:
+        return None
+    row = entry.row
+    return (
+        row[0],  # the page row's cleaned URL
+        clean(video.video_class),
+        _encode_json([m.as_dict() for m in video.media]),
+        clean(video.resolver),
+        _encode_json(list(video.errors)),
+        float(entry.page.fetched_at),
+        row[_RUN_AT],
+    )
+
+
+def video_from_row(row: Mapping[Any, Any]) -> PageVideo:
+    """The :class:`PageVideo` stored in a ``page_media`` row mapping."""
+    media = tuple(MediaUrl(**item) for item in json.loads(row["media"] or "[]"))
+    return PageVideo(
+        str(row["video_class"]), media, str(row["resolver"]), tuple(json.loads(row["errors"]))
+    )
 
 
 def decode_body(blob: bytes | None) -> bytes | None:

@@ -39,6 +39,7 @@ __all__ = [
     "PARSER_TABLES",
     "REVISIT_TABLES",
     "TRACKING_TABLES",
+    "VIDEO_TABLES",
     "account_follows",
     "account_posts",
     "account_runs",
@@ -56,6 +57,7 @@ __all__ = [
     "labels",
     "metadata",
     "page_history",
+    "page_media",
     "page_records",
     "pages",
     "parser_changes",
@@ -553,3 +555,22 @@ page_records = Table(
 )
 
 PARSER_TABLES: tuple[Table, ...] = (parser_patterns, parser_changes, page_records)
+# -- video pages (schema version 12) ------------------------------------------------------------
+# One row per video or play page, keyed like pages by URL (a label, not a foreign key: the
+# row is written in the same batch as its page). ``media`` is a JSON array of objects with
+# url, type, width, height, bitrate, source (topicrawl.core.models.MediaUrl).
+
+page_media = Table(
+    "page_media",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("url", Text, nullable=False, unique=True),
+    Column("video_class", Text, nullable=False, comment="play | video"),
+    Column("media", Text, nullable=False, comment="JSON array of media URL objects"),
+    Column("resolver", Text, nullable=False),
+    Column("errors", Text, nullable=False, comment="JSON array of messages"),
+    Column("fetched_at", Double, nullable=False),
+    Column("run_id", Id, nullable=True),
+)
+
+VIDEO_TABLES: tuple[Table, ...] = (page_media,)

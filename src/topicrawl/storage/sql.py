@@ -14,6 +14,7 @@ from that column by a later job; no such table is built yet.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import time
@@ -23,7 +24,7 @@ from functools import partial
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Row, func, insert, select, text, update
+from sqlalchemy import Row, func, insert, inspect, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.expression import Executable
 
@@ -47,8 +48,9 @@ from topicrawl.storage.rows import (
     pending_page,
     prepare_batch,
     run_from_row,
+    video_from_row,
 )
-from topicrawl.storage.schema import failures, pages, run_samples, runs
+from topicrawl.storage.schema import failures, page_media, pages, run_samples, runs
 from topicrawl.storage.statements import Statements, write_batch
 from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine, parse_target
 
@@ -71,6 +73,17 @@ _YIELD_EVERY = 0.001
 _PAGE_FIELDS = [
     c for c in pages.columns if c.name not in {"body", "headers", "links", "link_scores"}
 ]
+_MEDIA_FIELDS = [
+    page_media.c.video_class,
+    page_media.c.media,
+    page_media.c.resolver,
+    page_media.c.errors,
+]
+
+
+async def _has_table(engine: AsyncEngine, name: str) -> bool:
+    async with engine.connect() as connection:
+        return bool(await connection.run_sync(lambda sync: inspect(sync).has_table(name)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +194,11 @@ class SqlStorage:
         self._writer: AsyncEngine | None = None
         self._reader: AsyncEngine | None = None
         self._statements: Statements | None = None
+        # Whether the database has the page_media table (every database written by this
+        # version; an older one opened read-only may not), and whether it has any row (else
+        # a batch skips deleting the rows of pages no longer video pages).
+        self._has_media = True
+        self._media_rows_exist = False
         self._flusher: asyncio.Task[None] | None = None
         self._closing: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
@@ -290,6 +308,11 @@ class SqlStorage:
                 partial(check_readable, engine, display=self._target.display),
                 retries=0,
             )
+            self._has_media = await self._attempt(
+                "looking for the page_media table",
+                partial(_has_table, engine, "page_media"),
+                retries=0,
+            )
         except BaseException:
             await engine.dispose()
             raise
@@ -316,6 +339,8 @@ class SqlStorage:
                     text(f'CREATE SCHEMA IF NOT EXISTS "{self._target.schema}"')
                 )
             applied = await migrate(connection)
+            found = await connection.execute(select(page_media.c.id).limit(1))
+            self._media_rows_exist = found.first() is not None
         if applied:
             _log.info("storage %s migrated to schema version %s", self._target.display, applied[-1])
 
@@ -663,7 +688,11 @@ class SqlStorage:
         samples, self._samples = self._samples, []
         try:
             async with self._write_engine().begin() as connection:
-                await write_batch(connection, statements, batch)
+                if batch.media_rows:
+                    self._media_rows_exist = True
+                await write_batch(
+                    connection, statements, batch, media_rows_exist=self._media_rows_exist
+                )
                 if samples:
                     await connection.execute(insert(run_samples), samples)
         except BaseException:
@@ -753,22 +782,33 @@ class SqlStorage:
         self, *, with_links: bool, with_body: bool
     ) -> AsyncIterator[tuple[Page, Mapping[Any, Any]]]:
         await self.flush()
-        columns = list(_PAGE_FIELDS)
+        columns: list[Any] = list(_PAGE_FIELDS)
         if with_links:
             columns.append(pages.c.links)
         if with_body:
             columns += [pages.c.body, pages.c.headers]
+        source: Any = pages
+        if self._has_media:
+            columns += _MEDIA_FIELDS
+            source = pages.outerjoin(page_media, page_media.c.url == pages.c.url)
         last_id = 0
         while True:
             statement = (
-                select(*columns).where(pages.c.id > last_id).order_by(pages.c.id).limit(_READ_CHUNK)
+                select(*columns)
+                .select_from(source)
+                .where(pages.c.id > last_id)
+                .order_by(pages.c.id)
+                .limit(_READ_CHUNK)
             )
             rows = await self._attempt("reading pages", partial(self._read, statement))
             if not rows:
                 return
             for row in rows:
                 mapping = row._mapping
-                yield page_from_row(mapping, with_links=with_links), mapping
+                page = page_from_row(mapping, with_links=with_links)
+                if self._has_media and mapping["video_class"] is not None:
+                    page = dataclasses.replace(page, video=video_from_row(mapping))
+                yield page, mapping
             last_id = rows[-1].id
 
     async def _read(self, statement: Executable) -> Sequence[Row[Any]]:

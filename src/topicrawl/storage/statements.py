@@ -23,15 +23,15 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import ClauseElement
 
-from topicrawl.storage.rows import FAILURE_COLUMNS, PAGE_COLUMNS, PreparedBatch
-from topicrawl.storage.schema import failures, pages
+from topicrawl.storage.rows import FAILURE_COLUMNS, MEDIA_COLUMNS, PAGE_COLUMNS, PreparedBatch
+from topicrawl.storage.schema import failures, page_media, pages
 
 __all__ = ["MAX_ROWS_PER_STATEMENT", "RowStatement", "Statements", "write_batch"]
 
@@ -136,6 +136,27 @@ class Statements:
             FAILURE_COLUMNS,
             max_variables=max_variables,
         )
+        media_upsert = dialect_insert(page_media)
+        media_upsert = media_upsert.on_conflict_do_update(
+            index_elements=[page_media.c.url],
+            set_={name: media_upsert.excluded[name] for name in MEDIA_COLUMNS if name != "url"},
+            where=page_media.c.fetched_at <= media_upsert.excluded.fetched_at,
+        )
+        self.upsert_media = RowStatement(
+            _compile(media_upsert, dialect, MEDIA_COLUMNS),
+            MEDIA_COLUMNS,
+            max_variables=max_variables,
+        )
+        # A page fetched again that is no longer a video page loses its media row (an older
+        # fetch written late never deletes a newer row).
+        self.delete_media = _compile(
+            delete(page_media).where(
+                page_media.c.url == bindparam("url"),
+                page_media.c.fetched_at <= bindparam("fetched_at"),
+            ),
+            dialect,
+            ("url", "fetched_at"),
+        )
         # The first page (lowest id) holding a content hash; one parameter, no LIMIT.
         first_with_hash = (
             select(func.min(pages.c.id))
@@ -169,12 +190,21 @@ def _compile(
 
 
 async def write_batch(
-    connection: AsyncConnection, statements: Statements, batch: PreparedBatch
+    connection: AsyncConnection,
+    statements: Statements,
+    batch: PreparedBatch,
+    *,
+    media_rows_exist: bool = True,
 ) -> None:
-    """Upsert a batch's pages (links included) and failures, in the caller's transaction."""
+    """Upsert a batch's pages (links included), failures and video rows, in the caller's
+    transaction; with ``media_rows_exist``, delete the media rows of pages no longer video
+    pages (a database that never had one skips that statement)."""
+    if media_rows_exist and batch.media_gone:
+        await connection.exec_driver_sql(statements.delete_media, batch.media_gone)
     for statement, rows in (
         (statements.upsert_page, batch.page_rows),
         (statements.insert_failure, batch.failure_rows),
+        (statements.upsert_media, batch.media_rows),
     ):
         if not rows:
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -36,6 +37,14 @@ def _text(body: bytes) -> str:
     return HTMLParser(body.decode("utf-8")).body.text(separator=" ")  # type: ignore[union-attr]
 
 
+def test_hard_cases_leave_the_rest_of_the_site_unchanged(site: VideoSite) -> None:
+    plain = build_video_site(seed=0, hard=False)
+    assert set(plain.paths()) == {p for p in site.paths() if not p.startswith("/hard/")}
+    for path in plain.paths()[::7]:
+        assert plain.render(path, "cosmetic") == site.render(path, "cosmetic")
+        assert plain.truth(path) == site.truth(path)
+
+
 def test_same_seed_same_site_other_seed_other_site(site: VideoSite) -> None:
     again = build_video_site(seed=0)
     assert again.paths() == site.paths()
@@ -52,7 +61,15 @@ def test_at_least_300_labelled_pages_in_every_class(site: VideoSite) -> None:
     classes = Counter(t.video_class for t in truths)
     assert min(classes["play"], classes["video"], classes["none"]) >= 60
     subkinds = Counter(t.subkind for t in truths if t.kind == "negative")
-    assert set(subkinds) == {"background", "audio", "video_list", "mention"}
+    assert {s for s in subkinds if not s.startswith("hard-")} == {
+        "background",
+        "audio",
+        "video_list",
+        "mention",
+    }
+    hard = [p for p in site.paths() if p.startswith("/hard/")]
+    assert len(hard) > 30
+    assert {site.truth(p).kind for p in hard} == {"play", "negative", "list"}
     langs = Counter(t.lang for t in truths if t.kind in ("detail", "play"))
     assert langs["en"] > 50
     assert langs["zh"] > 50
@@ -171,7 +188,12 @@ def test_media_truth_is_served_and_matches_manifests(site: VideoSite) -> None:
             if item.type == "dash":
                 root = etree.fromstring(body, etree.XMLParser(resolve_entities=False))
                 reps = root.findall(".//{urn:mpeg:dash:schema:mpd:2011}Representation")
-                heights = {int(r.get("height")) for r in reps if r.get("height")}
+                ns = "{urn:mpeg:dash:schema:mpd:2011}"
+                heights = {
+                    int(r.get("height"))
+                    for r in reps
+                    if r.get("height") and r.find(f"{ns}BaseURL") is not None
+                }
                 assert heights == {m.height for m in media if m.type == "mp4"}
     assert set(types) == {"mp4", "webm", "hls", "dash"}
     for path in site.paths():
@@ -232,3 +254,28 @@ def test_server_switches_version_after_n_page_requests(served: VideoServer) -> N
     assert [s.version for s in log] == ["v1", "v1", "v1", "structural"]
     served.set_version("jsonld_only")
     assert served.version_now() == "jsonld_only"
+
+
+def test_robots_names_a_sitemap_of_every_page(site: VideoSite) -> None:
+    status, _, robots = site.render("/robots.txt")
+    assert status == 200
+    assert f"Sitemap: {site.base}sitemap.xml".encode() in robots
+    status, ctype, body = site.render("/sitemap.xml")
+    assert status == 200
+    assert ctype == "application/xml"
+    locs = re.findall(rb"<loc>([^<]+)</loc>", body)
+    assert [loc.decode() for loc in locs] == [site.url(p) for p in site.paths()]
+
+
+def test_schedule_by_seconds_switches_on_the_clock() -> None:
+    schedule = VersionSchedule.after_seconds(1.5, "cosmetic")
+    server = build_video_site(seed=0, titles=4).server(version_schedule=schedule)
+    with server.run_in_thread() as running:
+        site = running.site
+        path = next(p for p in site.paths() if site.truth(p).kind == "detail")
+        assert _get(site.url(path))[1] == site.render(path, "v1")[2]
+        deadline = time.monotonic() + 30
+        while running.version_now() != "cosmetic" and time.monotonic() < deadline:
+            time.sleep(0.1)  # waiting for the switch, not timing it
+        assert _get(site.url(path))[1] == site.render(path, "cosmetic")[2]
+        assert [s.version for s in running.served()] == ["v1", "cosmetic"]

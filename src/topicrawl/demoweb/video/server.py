@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
 from aiohttp import web as aioweb
@@ -118,6 +119,7 @@ class VideoServer(ThreadedServer):
         self._lock = threading.Lock()
         self._served: list[ServedPage] = []
         self.requests = 0
+        self._paths: deque[str] = deque(maxlen=100_000)
 
     @property
     def site(self) -> VideoSite:
@@ -153,6 +155,11 @@ class VideoServer(ThreadedServer):
             return self._schedule.version_at(time.monotonic() - self._started)
         return self._schedule.version_at(index)
 
+    def requested(self) -> list[str]:
+        """The paths of the last 100,000 requests of any kind (pages, manifests, media)."""
+        with self._lock:
+            return list(self._paths)
+
     def served(self) -> list[ServedPage]:
         """Every HTML page request so far, in order, with the version it was served in."""
         with self._lock:
@@ -181,7 +188,8 @@ class VideoServer(ThreadedServer):
         self._runner = runner
         with self._lock:
             self._served.clear()
-        self.requests = 0
+            self._paths.clear()
+            self.requests = 0
         self._started = time.monotonic()
         return self._site.base
 
@@ -201,6 +209,8 @@ class VideoServer(ThreadedServer):
                 index = len(self._served)
                 version = self._version(index)
                 self._served.append(ServedPage(index, path, version, time.monotonic()))
-        self.requests += 1
+        with self._lock:
+            self.requests += 1
+            self._paths.append(path)
         status, ctype, body = site.render(path, version)
         return aioweb.Response(status=status, body=body, headers={"Content-Type": ctype})

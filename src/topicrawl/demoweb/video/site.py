@@ -9,6 +9,10 @@
   ``embedUrl`` / ``twitter:player`` point at (``/embed/ID-N.html``): fields title, type, plays
   (and episode for series; none on embed pages), media by one :class:`Delivery` each.
 - ``list``: the home pages, genre lists, people lists and one page per person (filmography).
+- hard cases under ``/hard/`` (play pages and negatives, ``subkind`` ``hard-<case>``) in
+  markup forms the main templates never use; see :mod:`topicrawl.demoweb.video.hard`.
+- ``/sitemap.xml`` (named in robots.txt) lists every labelled page: the negatives and the
+  embed pages are linked from no page, so a crawl seeds them or reads the sitemap.
 - ``negative``: hard negatives, ``subkind`` one of ``background`` (a muted, looping hero video),
   ``audio`` (audio-only pages: ``<audio>``, an audio-only HLS master, an audio player config,
   a JSON-LD podcast episode), ``video_list`` (lists of muted preview clips and an ItemList of
@@ -25,6 +29,7 @@ import random
 from typing import TYPE_CHECKING
 
 from topicrawl.demoweb.video.catalog import CountForm, Entity, Title, make_catalog, round_count
+from topicrawl.demoweb.video.hard import hard_pages
 from topicrawl.demoweb.video.media import (
     Delivery,
     PlayMedia,
@@ -63,8 +68,10 @@ class VideoSite:
         truths: dict[str, PageTruth],
         manifests: dict[str, tuple[str, bytes]],
         files: set[str],
+        hard: bool = True,
     ) -> None:
         self.seed = seed
+        self.hard = hard
         self.base = base
         self.titles = tuple(titles)
         self._entities = tuple(entities)
@@ -75,7 +82,7 @@ class VideoSite:
 
     def at_base(self, base: str) -> VideoSite:
         """The same site with absolute URLs (og:video, JSON-LD, truth) under ``base``."""
-        return build_video_site(seed=self.seed, base=base, titles=len(self.titles))
+        return build_video_site(seed=self.seed, base=base, titles=len(self.titles), hard=self.hard)
 
     def paths(self) -> list[str]:
         """Every HTML page's path (the labelled pages), sorted."""
@@ -140,7 +147,14 @@ class VideoSite:
             ctype, body = media_body(path)
             return 200, ctype, body
         if path == "/robots.txt":
-            return 200, "text/plain", _ROBOTS
+            return 200, "text/plain", _ROBOTS + f"Sitemap: {self.base}sitemap.xml\n".encode()
+        if path == "/sitemap.xml":
+            locs = "".join(f"<url><loc>{self.url(p)}</loc></url>" for p in self.paths())
+            xml = (
+                '<?xml version="1.0" encoding="UTF-8"?>'
+                f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+            )
+            return 200, "application/xml", xml.encode()
         if path.startswith("/img/") and path.endswith(".gif"):
             return 200, "image/gif", _GIF
         if path.startswith("/static/") and path.endswith((".css", ".js")):
@@ -161,7 +175,9 @@ def _forms(rng: random.Random, lang: str) -> tuple[CountForm, CountForm]:
 
 
 class _Builder:
-    def __init__(self, seed: int, base: str, titles: int) -> None:
+    def __init__(self, seed: int, base: str, titles: int, hard: bool) -> None:
+        self.seed = seed
+        self.hard = hard
         self.rng = random.Random(f"video-site-{seed}")
         self.base = base
         self.titles, self.entities = make_catalog(seed, titles=titles)
@@ -191,6 +207,13 @@ class _Builder:
         for spec, truth, media in negative_pages(self.rng, self.titles):
             self.add(spec, truth)
             self.add_media(media)
+        if self.hard:
+            cases = list(hard_pages(self.seed, self.base))
+            for spec, truth, media in cases:
+                self.add(spec, truth)
+                self.add_media(media)
+            items = [(spec.path, spec.heading) for spec, _, _ in cases]
+            self.list_page("/hard/index.html", "en", "Hard cases", items)
 
     def title_pages(self, title: Title) -> None:
         detail = f"/title/{title.id}.html"
@@ -269,8 +292,13 @@ class _Builder:
         self.add(spec, PageTruth("list", fields, (), lang))
 
 
-def build_video_site(*, seed: int = 0, base: str = DEFAULT_BASE, titles: int = 80) -> VideoSite:
+def build_video_site(
+    *, seed: int = 0, base: str = DEFAULT_BASE, titles: int = 80, hard: bool = True
+) -> VideoSite:
     """The demo video site for ``seed`` with absolute URLs under ``base``.
+
+    ``hard`` adds the ``/hard/`` pages (:mod:`~topicrawl.demoweb.video.hard`) and their list
+    ``/hard/index.html`` (linked from no other page: seed it to crawl them).
 
     Raises:
         ValueError: ``base`` is not an ``http(s)://.../`` URL or ``titles`` is out of 2..500.
@@ -279,7 +307,7 @@ def build_video_site(*, seed: int = 0, base: str = DEFAULT_BASE, titles: int = 8
         raise ValueError(f"base must be an http(s) URL ending in '/', got {base!r}")
     if not 2 <= titles <= 500:
         raise ValueError(f"titles must be in 2..500, got {titles}")
-    builder = _Builder(seed, base, titles)
+    builder = _Builder(seed, base, titles, hard)
     builder.build()
     return VideoSite(
         seed=seed,
@@ -290,4 +318,5 @@ def build_video_site(*, seed: int = 0, base: str = DEFAULT_BASE, titles: int = 8
         truths=builder.truths,
         manifests=builder.manifests,
         files=builder.files,
+        hard=hard,
     )
