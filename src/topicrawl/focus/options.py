@@ -126,6 +126,18 @@ class FocusedOptions(StrategyOptions):
             block's yield, the block's waiting links are scored again. Only blocks of 2 to
             ``sibling_links`` links count (a list of hundreds is an index of the site, not a
             grouping by subject). 0: off (the default).
+        own_words_weight: inside a link block, the links are told apart by their own words:
+            a link's anchor score is ``(1 - w) * max(block, own) + w * own`` (``own``: its
+            anchor and URL words), so of a chapter list whose text names the topic once, the
+            link that names it comes first instead of the list's first link (the Chinese
+            httpd home page: ``vhosts/index.html`` was fetch 18 of a list of 20 scored alike).
+            A link whose own words score at least its block's is unchanged. 0: off.
+        menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
+            links: a menu, not a list of the site's content) get a priority of at least
+            ``menu_score``, so the site's table of contents (the SQLite seed's
+            "Documentation" link to ``docs.html``, a hub of the whole manual, anchor score 0)
+            is fetched early instead of after the first relevant pages' neighbourhoods.
+            0: off.
         template_pages, template_links, template_inherited: a block of at least
             ``template_links`` links whose extended anchor text has been seen on
             ``template_pages`` pages of the host is the site's template (navigation bar,
@@ -298,6 +310,9 @@ class FocusedOptions(StrategyOptions):
     sibling_yield: float = 0.0
     sibling_prior: float = 1.0
     sibling_links: int = 50
+    own_words_weight: float = 0.0
+    menu_score: float = 0.0
+    menu_links: int = 12
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0
@@ -375,6 +390,8 @@ class FocusedOptions(StrategyOptions):
             "template_similarity",
             "embedding_threshold",
             "sibling_yield",
+            "own_words_weight",
+            "menu_score",
         )
         _require(
             self.auto_judge in AUTO_JUDGES,
@@ -386,6 +403,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.compound_words >= 0, "compound_words must be >= 0")
         _require(self.sibling_prior > 0.0, "sibling_prior must be > 0")
         _require(self.sibling_links >= 2, "sibling_links must be >= 2")
+        _require(self.menu_links >= 2, "menu_links must be >= 2")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")
         _require(self.rescore_budget >= 0, "rescore_budget must be >= 0")

@@ -482,6 +482,7 @@ class FocusedStrategy(_Scoring):
             )
         self._count_family(page, similarity)
         host = _host_of(page)
+        menu = o.menu_score if "seed" in page.reasons else 0.0
         scored: list[tuple[Link, Request]] = []
         for link in links:
             anchor = anchors[link.url]
@@ -496,6 +497,9 @@ class FocusedStrategy(_Scoring):
                 anchor=max(anchor, family, siblings),
                 inherited_weight=o.inherited_weight,
             )
+            in_menu = menu > score and 2 <= sizes[link.block] <= o.menu_links
+            if in_menu:
+                score = menu
             reasons = {
                 "anchor": anchor,
                 "block": block_parts[link.url],
@@ -512,6 +516,8 @@ class FocusedStrategy(_Scoring):
                 reasons["directory"] = directory
             if link.block in template:
                 reasons["template"] = 1.0
+            if in_menu:
+                reasons["menu"] = menu
             if len(self.topics) > 1:
                 reasons["topic"] = float(relevance.topic)
             request = self._request(page, link, score=score, inherited=passed_on, reasons=reasons)
@@ -763,7 +769,8 @@ class FocusedStrategy(_Scoring):
                         directory, initial=initial
                     )
                 score = max(score, in_directory)
-            scores[link.url] = max(blocks[link.block], score)
+            best = max(blocks[link.block], score)
+            scores[link.url] = best - self.focused.own_words_weight * (best - score)
         return scores, of_block
 
     def _learn(
