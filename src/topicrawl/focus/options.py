@@ -300,7 +300,7 @@ class FocusedOptions(StrategyOptions):
     decay: float = 0.5
     inherited_weight: float = 0.5
     m1: float = 0.7
-    relative_similarity: bool = True
+    relative_similarity: bool = False
     relative_floor: float = 2.0
     on_topic_anchor: float = 0.0
     link_words: bool = True
@@ -319,7 +319,7 @@ class FocusedOptions(StrategyOptions):
     rescore_waiting: bool = False
     rescore_lower: bool = False
     rescore_budget: int = 20_000
-    anchor_initial: bool = True
+    anchor_initial: bool = False
     template_pages: int = 0
     template_links: int = 3
     template_similarity: float = 0.8
