@@ -128,6 +128,16 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("menu+own-words", {"menu_score": 0.25, "own_words_weight": 0.25}),
     Candidate("learner", {"learner": True}),
     Candidate("on-topic-anchor-0.1", {"on_topic_anchor": 0.1}),
+    # Added after reading traces (python-ipc, django-db: anchorless footer and menu links
+    # ride on the inherited score alone), before any grid crawl of it.
+    Candidate("inherited-0.35", {"inherited_weight": 0.35}),
+    # Added after the grid above was seen: the three settings that did not survive
+    # re-judging (each alone improved the other sites), dropped together.
+    Candidate("drop-unsurviving-2", {"relative_similarity": False, "anchor_initial": False}),
+    Candidate(
+        "drop-unsurviving-3",
+        {"relative_similarity": False, "anchor_initial": False, "decay": 0.3},
+    ),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
