@@ -138,6 +138,10 @@ CANDIDATES: tuple[Candidate, ...] = (
         "drop-unsurviving-3",
         {"relative_similarity": False, "anchor_initial": False, "decay": 0.3},
     ),
+    # Over session 15's new defaults (relative_similarity and anchor_initial off), after
+    # run.py showed the topic update losing there: anchor_initial back on, and either frozen.
+    Candidate("anchor-initial", {"anchor_initial": True}),
+    Candidate("anchor-initial-frozen", {"anchor_initial": True, "evolve": False}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
