@@ -49,8 +49,8 @@ def _page(
 
 
 def _focused(**options: object) -> FocusedStrategy:
-    # These hand-computed cases were written with the relative cosine and anchors scored
-    # against the user's vector too (the defaults until session 15); they keep testing them.
+    # These hand-computed cases were written with the relative cosine (a default until
+    # session 15) and anchors scored against the user's vector too; they keep testing them.
     options = {"relative_similarity": True, "anchor_initial": True, **options}
     strategy = make_strategy("focused", topics=["crawler"], **options)
     assert isinstance(strategy, FocusedStrategy)
