@@ -1,0 +1,177 @@
+"""The focused strategy's link evidence beside the anchor and inherited scores: each link's
+anchor score (block, own words, URL directories, compound words), site templates, URL
+families and directories, and the yield of the blocks that list a link.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from topicrawl.core.models import Link, Page, Request
+from topicrawl.focus.links import (
+    diluted_block_score,
+    link_priority,
+    link_words,
+    split_identifiers,
+    url_directory_words,
+)
+from topicrawl.focus.strategies.base import _host_of, _inherited_of
+from topicrawl.focus.strategies.focused_parts import _MAX_TEMPLATE_TARGETS, _Parts
+
+
+class _LinkEvidence(_Parts):
+    """How the focused strategy scores a page's links (its anchor part) and what it learns
+    from a page about the links' sources (templates, families, blocks)."""
+
+    def _hindsight(
+        self, host: str, links: Sequence[Link], texts: Mapping[int, str]
+    ) -> tuple[tuple[str, float], ...]:
+        """The links that the blocks this page made template queued earlier, at their template
+        scores (lower now); the waiting-link store learns them too."""
+        lowered: list[tuple[str, float]] = []
+        for block in self.templates.recognised:
+            constant = {link.url for link in links if link.block == block}
+            key = (host, hash(texts[block]))
+            for url, score in self.hindsight.recognised(key, constant=constant):
+                self.waiting.lower(url, score)
+                lowered.append((url, score))
+        return tuple(lowered)
+
+    def _count_family(self, page: Page, similarity: float) -> None:
+        """The page no longer waits; it counts in its URL family (``family_yield``) and its
+        URL directory (``directory_prior``)."""
+        for url in {page.url, page.final_url}:
+            self.waiting.crawled(url)
+            self.hindsight.crawled(url)
+        if page.duplicate_of is not None:
+            return
+        if self.focused.family_yield:
+            self.families.observe(page.final_url or page.url, similarity)
+        if self.directories is not None:
+            self.directories.observe(page.final_url or page.url, similarity)
+
+    def _sibling_yield(self, url: str) -> float:
+        """``sibling_yield`` times the yield of the blocks that list ``url`` (0: off)."""
+        if self.siblings is None:
+            return 0.0
+        return self.focused.sibling_yield * self.siblings.score(url)
+
+    def _siblings_of(
+        self,
+        page: Page,
+        links: Sequence[Link],
+        texts: Mapping[int, str],
+        template: frozenset[int],
+        *,
+        relevant: bool,
+    ) -> list[Request]:
+        """The page's verdict counts for the blocks that listed it, and its own blocks (not
+        template, two links or more) list its links. Returns the waiting links of those
+        blocks whose priority the block's new yield raised."""
+        siblings = self.siblings
+        assert siblings is not None
+        host = _host_of(page)
+        members: dict[int, list[str]] = {}
+        for link in links:
+            if link.block not in template:
+                members.setdefault(link.block, []).append(link.url)
+        for block, urls in members.items():
+            if 2 <= len(urls) <= self.focused.sibling_links and texts[block]:
+                siblings.listed((host, hash(texts[block])), urls)
+        if page.duplicate_of is not None or "seed" in page.reasons:
+            return []
+        o = self.focused
+        raised: list[Request] = []
+        for key in siblings.crawled({page.url, page.final_url}, relevant=relevant):
+            lift = o.sibling_yield * siblings.block_yield(key)
+            if lift <= 0.0:
+                continue
+            for url in siblings.members(key):
+                held = self.waiting.get(url)
+                if held is None or "template" in held.reasons:
+                    continue
+                reasons = held.reasons
+                if lift <= reasons.get("siblings", 0.0):
+                    continue
+                anchor = max(reasons.get("anchor", 0.0), reasons.get("family", 0.0), lift)
+                score = link_priority(
+                    inherited=reasons.get("inherited", 0.0),
+                    anchor=anchor,
+                    inherited_weight=o.inherited_weight,
+                )
+                updated = {**reasons, "siblings": lift}
+                if self.learner is not None:
+                    updated["prior"] = score
+                new = dataclasses.replace(held, score=score, reasons=updated)
+                if score > held.score:
+                    self._queue(new, raised)
+                else:
+                    self.waiting.set(new)
+        return raised
+
+    def _inherited_through_template(
+        self, page: Page, links: Sequence[Link], template: frozenset[int]
+    ) -> float:
+        """The page's inherited score, times ``template_inherited`` if a template block
+        links to it: a page queued through a template link before the block was known as
+        template (the first pages of a host) passes on no more than one queued after."""
+        targets = self._template_targets
+        for link in links:
+            if link.block in template and len(targets) < _MAX_TEMPLATE_TARGETS:
+                targets.add(link.url)
+        inherited = _inherited_of(page)
+        if page.url in targets or page.final_url in targets:
+            return inherited * self.focused.template_inherited
+        return inherited
+
+    def _anchor_scores(
+        self,
+        links: Sequence[Link],
+        texts: Mapping[int, str],
+        sizes: Mapping[int, int],
+        template: frozenset[int],
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Each link's anchor score: its block's extended anchor text, scored once for the
+        block (scaled down for a block of more than ``block_links`` links), or with
+        ``link_words`` the link's own anchor and URL words when they score higher (a block of
+        many links dilutes the one that names the topic). A link in a ``template`` block
+        scores 0: its words are the site's, not the page author's. Returns the anchor scores
+        and, apart, each link's block part of it (what a topic update cannot score again:
+        the block's text is not kept)."""
+        scorer, most = self.scorer, self.focused.block_links
+        initial, expand = self.focused.anchor_initial, self.compounds.expand
+        blocks = {
+            b: 0.0
+            if b in template
+            else diluted_block_score(
+                scorer.text_relevance(expand(split_identifiers(t)), initial=initial),
+                links=sizes[b],
+                most_links=most,
+            )
+            for b, t in texts.items()
+        }
+        of_block = {link.url: blocks[link.block] for link in links}
+        if not self.focused.link_words:
+            return of_block, of_block
+        own: dict[str, float] = {}
+        scores: dict[str, float] = {}
+        for link in links:
+            if link.block in template:
+                scores[link.url] = 0.0
+                continue
+            words = expand(link_words(link))
+            score = own.get(words)
+            if score is None:
+                score = own[words] = scorer.text_relevance(words, initial=initial)
+            if self.focused.directory_words:
+                directory = url_directory_words(link.url)
+                in_directory = own.get(directory)
+                if in_directory is None:
+                    in_directory = own[directory] = scorer.text_relevance(
+                        directory, initial=initial
+                    )
+                score = max(score, in_directory)
+            best = max(blocks[link.block], score)
+            scores[link.url] = best - self.focused.own_words_weight * (best - score)
+        return scores, of_block

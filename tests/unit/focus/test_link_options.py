@@ -1,0 +1,104 @@
+"""Session 15's link options of the focused strategy: a link's own words break ties inside
+its block (``own_words_weight``), and a seed's menu links are fetched early
+(``menu_score``). Pure: pages in, requests out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from topicrawl.core.errors import ConfigError
+from topicrawl.core.models import Link, Page, Request
+from topicrawl.focus import FocusedStrategy, make_strategy
+
+SEED = {"seed": 1.0}
+
+
+def _page(url: str, links: Sequence[Link], reasons: dict[str, float] | None = None) -> Page:
+    return Page(
+        url=url,
+        final_url=url,
+        status=200,
+        depth=0,
+        fetched_at=0.0,
+        content_type="text/html",
+        text="nothing here",
+        links=tuple(links),
+        reasons=reasons or {},
+    )
+
+
+def _focused(**options: object) -> FocusedStrategy:
+    strategy = make_strategy("focused", topics=["crawler"], adaptive=False, **options)
+    assert isinstance(strategy, FocusedStrategy)
+    return strategy
+
+
+def _by_url(requests: Sequence[Request]) -> dict[str, Request]:
+    return {request.url: request for request in requests}
+
+
+def _block(names: Sequence[str], block: int = 0) -> list[Link]:
+    text = " ".join(names)
+    return [Link(f"http://a/{n}.html", n, block=block, block_text=text) for n in names]
+
+
+def test_own_words_break_the_tie_of_a_block() -> None:
+    links = _block(["crawler", "alpha", "beta"])
+    page = _page("http://a/", links)
+    off = _by_url(_focused().on_page(page).requests)
+    on = _by_url(_focused(own_words_weight=0.25).on_page(page).requests)
+    # The block "crawler alpha beta" against "crawler", every IDF equal: 1 / sqrt(3).
+    block = 1 / math.sqrt(3)
+    # Off: "alpha" and "beta" name nothing of the topic; both take the block's score.
+    assert off["http://a/alpha.html"].reasons["anchor"] == pytest.approx(block)
+    assert off["http://a/beta.html"].reasons["anchor"] == pytest.approx(block)
+    # On: their own words score 0, so (1 - 0.25) * block + 0.25 * 0.
+    assert on["http://a/alpha.html"].reasons["anchor"] == pytest.approx(0.75 * block)
+    assert on["http://a/alpha.html"].reasons["block"] == pytest.approx(block)
+    # The link that names the topic scores its own words (above the block's): unchanged,
+    # and now ahead of its block's other links.
+    named = on["http://a/crawler.html"]
+    assert named.reasons["anchor"] == off["http://a/crawler.html"].reasons["anchor"]
+    assert named.reasons["anchor"] > block
+    assert named.score > on["http://a/alpha.html"].score
+
+
+def test_a_seeds_menu_links_are_raised_to_the_menu_score() -> None:
+    menu = _block(["home", "docs", "about"])
+    long_list = _block([f"n{i}" for i in range(13)], block=1)  # more than menu_links
+    named = _block(["news", "crawler"], block=2)
+    links = [*menu, *long_list, *named]
+    on = _focused(menu_score=0.25)
+    queued = _by_url(on.on_page(_page("http://a/", links, SEED)).requests)
+    for name in ("home", "docs", "about"):
+        assert queued[f"http://a/{name}.html"].score == pytest.approx(0.25)
+        assert queued[f"http://a/{name}.html"].reasons["menu"] == pytest.approx(0.25)
+    # A list of 13 links is content, not a menu: held back as without the option.
+    assert "http://a/n0.html" not in queued
+    assert "http://a/n0.html" in on.candidates
+    # A menu link that scores above the menu score keeps its own score: priority
+    # 0.5 * 0 (inherited) + 0.5 * 1 (its own words "crawler").
+    assert queued["http://a/crawler.html"].score == pytest.approx(0.5)
+    assert "menu" not in queued["http://a/crawler.html"].reasons
+    # Off, the menu's links score 0 and are held back.
+    off = _focused()
+    held = _by_url(off.on_page(_page("http://a/", links, SEED)).requests)
+    assert "http://a/home.html" not in held
+
+
+def test_only_a_seeds_menu_is_raised() -> None:
+    strategy = _focused(menu_score=0.25)
+    page = _page("http://a/page.html", _block(["home", "docs", "about"]))
+    assert "http://a/home.html" not in _by_url(strategy.on_page(page).requests)
+
+
+def test_the_link_options_are_checked() -> None:
+    with pytest.raises(ConfigError, match="own_words_weight"):
+        _focused(own_words_weight=1.5)
+    with pytest.raises(ConfigError, match="menu_score"):
+        _focused(menu_score=-0.1)
+    with pytest.raises(ConfigError, match="menu_links"):
+        _focused(menu_links=1)
