@@ -11,9 +11,12 @@ and its batching) stay each worker's own. Keys, under the crawl's prefix:
 - ``domains``: the seeds' registered domains: the crawl's scope when no allowed domains are
   set. A seed added later widens it atomically; workers pick it up at once for a URL they pop
   and within a heartbeat for the links they find.
-- ``budget``: ``max_pages`` and ``reserved``: a page is reserved here (one atomic script)
-  before it is stored, so the workers together never store more than ``max_pages``. A worker
-  killed between a reservation and its write leaves the crawl a page short of the limit.
+- ``budget``: ``max_pages`` and ``reserved``: a page is reserved here before it is stored
+  (with its links' push, one atomic script: :meth:`RedisFrontier.reserve_page`), so the
+  workers together never store more than ``max_pages``. ``budgeted`` holds the lease tokens
+  whose reservation is not final: acking the lease makes it final, reclaiming the lease
+  gives it back, so a worker killed between a reservation and its write leaves the crawl
+  no page short.
 """
 
 from __future__ import annotations
@@ -223,13 +226,8 @@ class Namespace:
         self._retry_for = retry_for
         self.prefix = prefix
         self.name = name
-        self.reserved_here = 0
-        """Pages reserved through this object (by this worker)."""
         lua = resources.files("topicrawl.distributed").joinpath("lua")
         self._join = client.register_script(lua.joinpath("namespace_join.lua").read_text("utf-8"))
-        self._reserve = client.register_script(
-            lua.joinpath("namespace_reserve.lua").read_text("utf-8")
-        )
 
     @property
     def client(self) -> Redis:
@@ -372,14 +370,6 @@ class Namespace:
         await self._call(
             lambda: self._client.hsetnx(self.key("budget"), "reserved", str(stored_pages))
         )
-
-    async def reserve_page(self) -> bool:
-        """Reserve one page of the budget before storing it; False when the limit is reached."""
-        # A retried call whose first reply was lost reserves twice: the crawl then stops a page
-        # short of its limit, never past it.
-        granted = int(await self._call(lambda: self._reserve(keys=[self.key("budget")]))) >= 0
-        self.reserved_here += granted
-        return granted
 
     async def limit_reached(self) -> bool:
         most, reserved = await self._call(

@@ -364,6 +364,11 @@ class RedisFrontier:
         self._redis: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self._closed = False
+        self.reserved_here = 0
+        """Pages of the crawl's budget reserved through this frontier (by this worker)."""
+        self.peers = True
+        """Whether other nodes are live (told at each heartbeat): a node alone lets its pops
+        carry its freed request slots (see :meth:`fetched`), as no one else waits for them."""
 
     @property
     def bloom(self) -> BloomSize:
@@ -506,6 +511,30 @@ class RedisFrontier:
         Raises:
             ValueError: a score is NaN (nothing of the call is queued).
         """
+        added = await self._push(requests, reserve="")
+        assert added is not None  # only a reservation is refused
+        return added
+
+    async def reserve_page(self, lease: Lease, requests: Sequence[Request]) -> int | None:
+        """Reserve one page of the crawl's page budget for the lease's page before it is
+        stored, and queue ``requests`` (the page's links) in the same round trip.
+
+        The reservation belongs to the lease until it is acked (then it is final); a lease
+        reclaimed unstored (by its worker, on expiry, or when its node is found dead) gives
+        it back, so a worker killed between the reservation and the page's storage leaves
+        the crawl no page short of its limit.
+
+        Returns:
+            How many requests were added, or None when the limit is reached (nothing is
+            reserved or queued).
+        """
+        added = await self._push(requests, reserve=lease.token)
+        self.reserved_here += added is not None
+        return added
+
+    async def _push(self, requests: Sequence[Request], *, reserve: str) -> int | None:
+        """Push in batches; with ``reserve`` (a lease token) the first batch reserves a page
+        first, and a refusal (None) queues nothing."""
         self._client()
         if self._observer:
             raise FrontierError("an observer frontier cannot push")
@@ -522,7 +551,7 @@ class RedisFrontier:
             str(bloom.hashes),
             str(_SEGMENT_BITS),
         ]
-        for start in range(0, len(requests), _BATCH):
+        for start in range(0, max(len(requests), 1 if reserve else 0), _BATCH):
             args: list[str] = []
             fps: list[int] = []
             for request in requests[start : start + _BATCH]:
@@ -535,8 +564,11 @@ class RedisFrontier:
                     owner = owners[host] = (propose(host) or "") if propose else ""
                 score = _num(0.0 - request.score)
                 args += [host, f"{fp & _U64:016x} {score} {a} {b} {owner}\t{_payload(request)}"]
-            result = await self._run("push", self._now_args() + head + args)
-            added += int(result)
+            token = reserve if start == 0 else ""
+            result = int(await self._run("push", [*self._now_args(), *head, token, *args]))
+            if result < 0:
+                return None
+            added += result
             self._remember(fps)
         if added:
             self._gate.open()
@@ -602,13 +634,14 @@ class RedisFrontier:
         The slot goes back with this frontier's next pop (one round trip for both) or flush,
         whichever comes first; a worker that pops no more has nothing to use it for, and
         flushes every checkpoint. A node that shares hosts (``share``) sends the slots no pop
-        has carried after 20 ms on their own: other nodes may be waiting for them. A lease
+        has carried after 20 ms on their own while other nodes are live: they may be waiting for
+        them. A lease
         acked, reclaimed or expired meanwhile holds no slot.
         """
         self._client()
         self._fetched.append(lease.token)
         self._gate.open_one()
-        if self._share == "1" and self._returning is None:
+        if self._share == "1" and self.peers and self._returning is None:
             self._returning = asyncio.create_task(self._return_slots())
 
     async def _return_slots(self) -> None:

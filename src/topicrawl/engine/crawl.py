@@ -104,8 +104,11 @@ class CrawlLimits:
 
 
 class PageBudget(Protocol):
-    async def reserve_page(self) -> bool:
-        """Take one page of the crawl's limit before storing it; False when none is left."""
+    async def reserve_page(self, lease: Lease, requests: Sequence[Request]) -> int | None:
+        """Take one page of the crawl's limit for the lease's page before it is stored, and
+        queue ``requests`` (its links) with it: how many were added, or None when no page is
+        left (nothing is queued). The reservation is the lease's: acking it makes it final,
+        reclaiming it gives the page back."""
         ...
 
 
@@ -274,10 +277,13 @@ class Crawler:
         if not requests:
             return 0
         added = await self._frontier.push(requests)
+        self._pushed(added)
+        return added
+
+    def _pushed(self, added: int) -> None:
         self.stats.queued += added
         if added:
             self._wakeup.set()
-        return added
 
     async def run(self) -> CrawlStats:
         """Crawl until the frontier is empty, the page limit is reached, or stop() is called.
@@ -582,17 +588,24 @@ class Crawler:
         )
 
     async def _keep(self, lease: Lease, page: Page, response: Response) -> None:
-        if self._budget is not None and not await self._budget.reserve_page():
-            self.limit_reached = True
-            await self._frontier.reclaim(lease)
-            self.stop()
-            return
         # A duplicate's links are followed too: same text does not mean same links, and
         # skipping them could lose pages; traps are bounded by depth and scope instead (the
         # admission applies both to every request, whichever way it comes).
         started = time.perf_counter()
         result = await self._on_page(self._for_strategy(page))
         self.strategy_seconds += time.perf_counter() - started
+        requests = self._admission.admit(result.requests)
+        if self._budget is not None:
+            # Shared page limit (processes of one crawl): the page's reservation and its
+            # links go to the frontier in one round trip, before the page is stored. At the
+            # limit the strategy has seen a page that is not stored (at most the pages in hand).
+            added = await self._budget.reserve_page(lease, requests)
+            if added is None:
+                self.limit_reached = True
+                await self._frontier.reclaim(lease)
+                self.stop()
+                return
+            self._pushed(added)
         if result.relevance is not None:
             page = dataclasses.replace(page, relevance=result.relevance)
         await self._storage.save_page(
@@ -604,7 +617,8 @@ class Crawler:
             self.stats.duplicates += 1
         if result.relevant:
             self.stats.relevant += 1
-        await self._push(self._admission.admit(result.requests))
+        if self._budget is None:
+            await self._push(requests)
         if result.rescored:
             await self._frontier.rescore(dict(result.rescored))
         await self._ack(lease)
