@@ -371,6 +371,7 @@ class _NodeCrawl:
             interval = self.distributed.heartbeat_interval
             async with asyncio.TaskGroup() as group:
                 group.create_task(beats.run(stop, interval=interval))
+                group.create_task(scope.follow(stop))
                 group.create_task(
                     self.coordinator.run(stop, interval=self.distributed.round_interval)
                 )
