@@ -115,12 +115,17 @@ def common_args(args: argparse.Namespace, db: str) -> list[str]:
     return argv
 
 
-def run_variant(args: argparse.Namespace, workers: int, round_no: int) -> Run:
-    """``workers`` 0: one ``topicrawl crawl``; else that many ``topicrawl worker``s."""
+def run_variant(
+    args: argparse.Namespace, workers: int, round_no: int, src: Path | None = None
+) -> Run:
+    """``workers`` 0: one ``topicrawl crawl``; else that many ``topicrawl worker``s; with
+    ``src``, the code of that source tree (e.g. the main branch's, for a before/after)."""
     schema = f"bench_{uuid.uuid4().hex[:10]}"
     namespace = f"bench-{uuid.uuid4().hex[:10]}"
     db = f"{PG_URL}?schema={schema}"
     env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     cpu0, began, redis0 = children_cpu(), time.monotonic(), redis_cpu()
     cap = CpuCap(args.cpu_quota)
     procs = []
@@ -147,6 +152,8 @@ def run_variant(args: argparse.Namespace, workers: int, round_no: int) -> Run:
         raise SystemExit(f"a process failed: exit codes {codes}")
     span = max(last - first, 1e-9)
     variant = "crawl" if workers == 0 else f"worker x{workers}"
+    if src is not None:
+        variant += f" ({src})"
     run = Run(
         variant,
         round_no,
@@ -189,13 +196,22 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--per-host", type=int, default=8)
     parser.add_argument("--cpu-quota", type=float, default=0.0, help="CPUs per process (0: no cap)")
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="also run 1 worker with this source tree's code (e.g. ../main/src), interleaved",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "onesite.json")
     args = parser.parse_args()
-    variants = [0, *(int(w) for w in args.workers.split(","))]
+    variants: list[tuple[int, Path | None]] = [(0, None)]
+    variants += [(int(w), None) for w in args.workers.split(",")]
+    if args.baseline_src is not None:
+        variants.append((1, args.baseline_src.resolve()))
     runs = [
-        run_variant(args, workers, round_no)
+        run_variant(args, workers, round_no, src)
         for round_no in range(1, args.rounds + 1)
-        for workers in variants
+        for workers, src in variants
     ]
     report = {
         "settings": {k: str(v) for k, v in vars(args).items()},
