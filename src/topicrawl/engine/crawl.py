@@ -128,6 +128,18 @@ class SpacesRequests(Protocol):
     async def claim_request(self, host: str, delay: float) -> float: ...
 
 
+def _hook_spacing(fetcher: Fetcher, spaced: Callable[[str], Awaitable[None]]) -> bool:
+    """Have the fetcher (and its robots.txt cache) await ``spaced`` before each request they
+    make, if they take such a hook (``before_request``); whether the fetcher took it."""
+    if not hasattr(fetcher, "before_request"):
+        return False
+    fetcher.before_request = spaced
+    robots = getattr(fetcher, "robots", None)
+    if robots is not None and hasattr(robots, "before_request"):
+        robots.before_request = spaced
+    return True
+
+
 class Crawler:
     """Runs one crawl to completion, to its page limit, or until :meth:`stop`.
 
@@ -211,6 +223,9 @@ class Crawler:
             if isinstance(frontier, SpacesRequests)
             else RequestSpacing().claim
         )
+        # Every request the fetcher makes (robots.txt, redirect hops, retries) is spaced too
+        # when it takes a hook; else only each lease's first request is (in _fetch).
+        self._fetcher_spaces = _hook_spacing(fetcher, self._spaced)
         # Read by the live samples and the metrics endpoint (topicrawl.engine.samples): plain
         # counters, no lock, nothing but an addition or two per page.
         self.fetch_latency = LatencyHistogram()
@@ -487,11 +502,8 @@ class Crawler:
         assert slots is not None  # run() made them
         await slots.acquire(lease.host)
         try:
-            delay = self._hosts.floor(lease.host)
-            if delay > 0:
-                # A wait for a time (the host's turn, maybe another process's), not an event.
-                while (wait := await self._claim(lease.host, delay)) > 0:  # noqa: ASYNC110
-                    await asyncio.sleep(wait)
+            if not self._fetcher_spaces:
+                await self._spaced(lease.request.url)
             # A fetch still running when its lease expires is lost work (the frontier hands
             # the URL out again): it is abandoned then, so a fetcher that never returns
             # cannot keep a crawl whose work is done from ending (issue #26 item 1). It ends
@@ -514,6 +526,17 @@ class Crawler:
             if self._fetched is not None:
                 await self._fetched(lease)
                 self._wakeup.set()  # the host may take another request now
+
+    async def _spaced(self, url: str) -> None:
+        """Wait for the turn of a request to the URL's host (``politeness.delay``, or its
+        robots.txt Crawl-delay, between request starts; across processes when the frontier
+        keeps the turns)."""
+        host = host_of(url)
+        delay = self._hosts.floor(host)
+        if delay > 0:
+            # A wait for a time (the host's turn, maybe another process's), not an event.
+            while (wait := await self._claim(host, delay)) > 0:  # noqa: ASYNC110
+                await asyncio.sleep(wait)
 
     def _hold(self, size: int) -> None:
         self._held_bytes += size

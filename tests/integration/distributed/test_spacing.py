@@ -74,3 +74,37 @@ async def test_requests_to_a_host_are_spaced_by_the_delay(
     gaps = sites.closest()
     assert len(gaps) == 12
     assert all(gap >= DELAY - TOLERANCE for gap in gaps.values()), gaps
+
+
+async def test_robots_redirects_and_retries_are_spaced_across_workers(
+    cluster: Cluster, redis_url: str
+) -> None:
+    # Two workers, two hosts, a delay of 0.5 s: every request reaching a host is recorded,
+    # its robots.txt, the redirect hop of /r/N and the first (503) answer of /e/N included;
+    # none comes closer than the delay to the one before.
+    delay = 0.5
+    cluster.delay = delay
+    names = ["w1", "w2"]
+    with serve_latency_sites(hosts=2, pages=4, latency=0.05, extras=True) as sites:
+        await cluster.create_schema()
+        registry = await NodeRegistry(
+            cluster.redis_url, namespace=cluster.namespace, heartbeat_timeout=cluster.timeout
+        ).open()
+        try:
+            async with cluster.writes_held():  # both workers are in before the crawl goes on
+                for name in names:
+                    cluster.start_worker(
+                        name, seeds=sites.bases(), allow_domains=False, extra=OPTIONS
+                    )
+                await cluster.wait_registered(registry, names)
+                await cluster.wait_for_a_held_write()
+            codes = await cluster.wait_all(timeout=PATIENCE)
+            assert set(codes.values()) == {0}, (codes, cluster.log("w1"))
+        finally:
+            await registry.close()
+        arrivals = {host: len(times) for host, times in sites.arrivals.items()}
+        gaps = sites.closest()
+    # Per host: robots.txt (once per worker that fetched from it), "/", the redirect hop
+    # /r/4 and its target, the 503 of /e/5 and its retry.
+    assert len(arrivals) == 2 and all(6 <= n <= 7 for n in arrivals.values()), arrivals
+    assert all(gap >= delay - TOLERANCE for gap in gaps.values()), gaps
