@@ -510,7 +510,7 @@ class SharedScope:
         while not stop.is_set():
             try:
                 await self._listen(stop)
-            except (RedisError, FrontierError, OSError) as exc:
+            except (RedisError, FrontierError, OSError, TimeoutError) as exc:
                 log.debug("not listening for scope changes (%s); retrying", exc)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), self._RETRY)
@@ -521,11 +521,14 @@ class SharedScope:
             await pubsub.subscribe(self._namespace.scope_channel)
             await self.refresh()  # what was added before the subscription took
             while not stop.is_set():
-                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+                async with asyncio.timeout(2 * self._RETRY):  # never stuck on a reply
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
                 if message is not None:
                     await self.refresh()
         finally:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+            with contextlib.suppress(TimeoutError, RedisError, OSError):
+                async with asyncio.timeout(self._RETRY):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py: untyped
 
 
 class ScopedFrontier(RedisFrontier):

@@ -371,7 +371,8 @@ class _NodeCrawl:
             interval = self.distributed.heartbeat_interval
             async with asyncio.TaskGroup() as group:
                 group.create_task(beats.run(stop, interval=interval))
-                group.create_task(scope.follow(stop))
+                # Cancelled when the crawl ends: a listener must never hold up the worker's end.
+                follower = group.create_task(scope.follow(stop))
                 group.create_task(
                     self.coordinator.run(stop, interval=self.distributed.round_interval)
                 )
@@ -388,6 +389,7 @@ class _NodeCrawl:
                     stats = await crawler.run()
                 finally:
                     stop.set()
+                    follower.cancel()
             left = await self.frontier.queued()
             await beats.last()
             await write_run_stats(crawler.storage, self.registry, beats.totals, self.run_id)
