@@ -17,6 +17,9 @@ crawl's keys share one slot), so several crawls can share one Redis:
   reclaim, or their own expiry (``request_ttl``), whichever comes first. ``nextreq`` (host ->
   Redis time its next request may start) spaces request starts, not hand-outs, by the delay.
 - dedupe: ``seen`` (exact mode, a set of 8-byte fingerprints) or ``bloom:<n>`` bitmaps.
+- the page budget (see :mod:`topicrawl.distributed.namespace`): ``budget`` (max_pages,
+  reserved) and ``budgeted`` (lease token -> 1 while its page's reservation is not final:
+  the ack makes it final, a reclaim of the lease gives it back).
 - partitioning (see :mod:`topicrawl.distributed.partition`): ``owner`` (host -> node),
   ``hosts:<node>`` (the hosts a node holds), ``ready:<node>`` (a node's ready hosts, like
   ``ready``, which then holds only hosts without an owner), ``nl:<node>`` (the lease tokens a
