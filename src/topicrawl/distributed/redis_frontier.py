@@ -77,6 +77,7 @@ _POP_MOST = 16  # leases one pop may take for the pops queued behind it
 # Seconds a sharing node's freed request slots wait for a pop to carry them, then go alone:
 # a node busy parsing may not pop for a while, and others could use the slots meanwhile.
 _SLOT_RETURN = 0.02
+_BUDGET_WAIT = 0.25  # seconds between asks for a page while others' reservations settle
 _KNOWN_MAX = 500_000  # URLs a frontier remembers having pushed or popped (~35 MB), then forgets
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -514,9 +515,7 @@ class RedisFrontier:
         Raises:
             ValueError: a score is NaN (nothing of the call is queued).
         """
-        added = await self._push(requests, reserve="")
-        assert added is not None  # only a reservation is refused
-        return added
+        return await self._push(requests, reserve="")  # >= 0: only a reservation is refused
 
     async def reserve_page(self, lease: Lease, requests: Sequence[Request]) -> int | None:
         """Reserve one page of the crawl's page budget for the lease's page before it is
@@ -527,17 +526,27 @@ class RedisFrontier:
         it back, so a worker killed between the reservation and the page's storage leaves
         the crawl no page short of its limit.
 
+        While the limit is reached only with reservations not yet final (other pages in
+        hand, or a dead worker's not yet given back), the call waits for them to settle,
+        as long as the lease lasts.
+
         Returns:
             How many requests were added, or None when the limit is reached (nothing is
             reserved or queued).
         """
-        added = await self._push(requests, reserve=lease.token)
-        self.reserved_here += added is not None
-        return added
+        while True:
+            added = await self._push(requests, reserve=lease.token)
+            if added >= 0:
+                self.reserved_here += 1
+                return added
+            left = lease.expires_at - self._clock()
+            if added == -1 or left < 4 * _BUDGET_WAIT:
+                return None
+            await asyncio.sleep(_BUDGET_WAIT)
 
-    async def _push(self, requests: Sequence[Request], *, reserve: str) -> int | None:
+    async def _push(self, requests: Sequence[Request], *, reserve: str) -> int:
         """Push in batches; with ``reserve`` (a lease token) the first batch reserves a page
-        first, and a refusal (None) queues nothing."""
+        first, and a refusal (-1 or -2, see push.lua) queues nothing."""
         self._client()
         if self._observer:
             raise FrontierError("an observer frontier cannot push")
@@ -570,7 +579,7 @@ class RedisFrontier:
             token = reserve if start == 0 else ""
             result = int(await self._run("push", [*self._now_args(), *head, token, *args]))
             if result < 0:
-                return None
+                return result
             added += result
             self._remember(fps)
         if added:

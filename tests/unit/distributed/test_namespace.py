@@ -89,7 +89,10 @@ async def test_seeds_outside_explicit_domains_are_refused(namespace: Namespace) 
 
 async def _leases(namespace: Namespace, redis_url: str, count: int) -> list[Lease]:
     """``count`` leases popped from a frontier on the namespace (its URLs pushed first)."""
-    frontier = RedisFrontier(redis_url, namespace=namespace.name, max_per_host=1000, exact=True)
+    # Short leases: a reservation refused while others are not final waits at most that long.
+    frontier = RedisFrontier(
+        redis_url, namespace=namespace.name, max_per_host=1000, exact=True, lease_ttl=1.5
+    )
     async with frontier:
         await frontier.push([Request(url=f"http://a.example.org/{i}") for i in range(count)])
         leases = [await frontier.pop() for _ in range(count)]
@@ -127,6 +130,7 @@ async def test_a_refused_reservation_queues_none_of_the_pages_links(
     first, second = await _leases(namespace, redis_url, 2)
     links = [Request(url="http://a.example.org/new")]
     assert await frontier.reserve_page(first, links) == 1
+    # Not final yet: the second waits for it (and gives up as its lease ends).
     assert await frontier.reserve_page(second, [Request(url="http://a.example.org/other")]) is None
     assert await frontier.queued() == 1  # the first page's link only
     # A retried call (its reply lost) does not reserve twice.
@@ -214,3 +218,17 @@ def test_a_progress_line_says_pages_rate_queue_and_limit() -> None:
         "worker w1: 1,200 pages, 12.5 pages/s, 3 errors; crawl: 3,400 of 5,000 pages,"
         " 4,210 queued, 8 in flight"
     )
+
+
+async def test_a_refused_reservation_waits_for_one_that_may_come_back(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
+    await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=1))
+    dead, alive = await _leases(namespace, redis_url, 2)
+    assert await frontier.reserve_page(dead, []) is not None
+    waiting = asyncio.create_task(frontier.reserve_page(alive, []))
+    await asyncio.sleep(0.3)
+    assert not waiting.done()  # the limit is reached, but not with final reservations
+    assert await frontier.reclaim(dead)  # e.g. its worker was found dead
+    assert await waiting == 0
+    assert (await namespace.state()).reserved == 1

@@ -60,15 +60,19 @@ local function num(s)
   return tonumber(s)
 end
 
--- Reserve one page of the budget for the lease `token`: the pages reserved with it, or -1
--- when the limit is reached.
+-- Reserve one page of the budget for the lease `token`: the pages reserved with it; -1 when
+-- the limit is reached, -2 when it is reached only with reservations not yet final (leases
+-- not acked: some may come back, e.g. a dead worker's).
 local function reserve_page(token)
   if redis.call('HEXISTS', K_BUDGETED, token) == 1 then  -- a retried call: reserved already
     return tonumber(redis.call('HGET', K_BUDGET, 'reserved'))
   end
   local most = tonumber(redis.call('HGET', K_BUDGET, 'max_pages') or '0')
   local used = tonumber(redis.call('HGET', K_BUDGET, 'reserved') or '0')
-  if most > 0 and used >= most then return -1 end
+  if most > 0 and used >= most then
+    if redis.call('HLEN', K_BUDGETED) > 0 then return -2 end
+    return -1
+  end
   redis.call('HSET', K_BUDGETED, token, 1)
   return redis.call('HINCRBY', K_BUDGET, 'reserved', 1)
 end
