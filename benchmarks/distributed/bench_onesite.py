@@ -92,11 +92,20 @@ class Run:
     pages_per_s: float
     cpu_s: float
     wall_s: float
+    redis_cpu_s: float = 0.0  # the Redis server's CPU meanwhile (other users of it included)
 
 
 def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def redis_cpu() -> float:
+    """CPU seconds the Redis server has used (user + system), from ``INFO cpu``."""
+    import redis  # noqa: PLC0415 - the sync client, for two reads
+
+    info = redis.Redis.from_url(REDIS_URL).info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 def common_args(args: argparse.Namespace, db: str) -> list[str]:
@@ -106,13 +115,18 @@ def common_args(args: argparse.Namespace, db: str) -> list[str]:
     return argv
 
 
-def run_variant(args: argparse.Namespace, workers: int, round_no: int) -> Run:
-    """``workers`` 0: one ``topicrawl crawl``; else that many ``topicrawl worker``s."""
+def run_variant(
+    args: argparse.Namespace, workers: int, round_no: int, src: Path | None = None
+) -> Run:
+    """``workers`` 0: one ``topicrawl crawl``; else that many ``topicrawl worker``s; with
+    ``src``, the code of that source tree (e.g. the main branch's, for a before/after)."""
     schema = f"bench_{uuid.uuid4().hex[:10]}"
     namespace = f"bench-{uuid.uuid4().hex[:10]}"
     db = f"{PG_URL}?schema={schema}"
     env = dict(os.environ)
-    cpu0, began = children_cpu(), time.monotonic()
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    cpu0, began, redis0 = children_cpu(), time.monotonic(), redis_cpu()
     cap = CpuCap(args.cpu_quota)
     procs = []
     try:
@@ -132,11 +146,14 @@ def run_variant(args: argparse.Namespace, workers: int, round_no: int) -> Run:
         cap.remove()
     wall = time.monotonic() - began
     cpu = children_cpu() - cpu0
+    redis_used = redis_cpu() - redis0
     pages, first, last = asyncio.run(_read_and_drop(schema, namespace))
     if any(codes):
         raise SystemExit(f"a process failed: exit codes {codes}")
     span = max(last - first, 1e-9)
     variant = "crawl" if workers == 0 else f"worker x{workers}"
+    if src is not None:
+        variant += f" ({src})"
     run = Run(
         variant,
         round_no,
@@ -145,6 +162,7 @@ def run_variant(args: argparse.Namespace, workers: int, round_no: int) -> Run:
         round(pages / span, 1),
         round(cpu, 1),
         round(wall, 1),
+        round(redis_used, 2),
     )
     print(json.dumps(asdict(run)), flush=True)
     return run
@@ -178,13 +196,22 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--per-host", type=int, default=8)
     parser.add_argument("--cpu-quota", type=float, default=0.0, help="CPUs per process (0: no cap)")
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="also run 1 worker with this source tree's code (e.g. ../main/src), interleaved",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "onesite.json")
     args = parser.parse_args()
-    variants = [0, *(int(w) for w in args.workers.split(","))]
+    variants: list[tuple[int, Path | None]] = [(0, None)]
+    variants += [(int(w), None) for w in args.workers.split(",")]
+    if args.baseline_src is not None:
+        variants.append((1, args.baseline_src.resolve()))
     runs = [
-        run_variant(args, workers, round_no)
+        run_variant(args, workers, round_no, src)
         for round_no in range(1, args.rounds + 1)
-        for workers in variants
+        for workers, src in variants
     ]
     report = {
         "settings": {k: str(v) for k, v in vars(args).items()},

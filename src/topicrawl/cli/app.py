@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import sys
 from collections.abc import Callable, Coroutine
@@ -11,16 +10,36 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.logging import RichHandler
 
+from topicrawl.cli import common
+from topicrawl.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_MISSING,
+    EXIT_SERVICE,
+    err,
+    fail,
+    out,
+    run,
+    seeds_or_exit,
+    setup_logging,
+)
 from topicrawl.cli.label import label as label_command
 from topicrawl.cli.label import print_learning
 from topicrawl.cli.options import (
+    AllowDomainOption,
+    DelayOption,
+    ExcludeOption,
+    IgnoreRobotsOption,
+    IncludeOption,
+    MaxDepthOption,
     MetricsPortOption,
+    PerHostOption,
+    SeedOption,
+    SeedsFileOption,
+    StrategyOption,
+    TopicOption,
     crawl_overrides,
     put,
-    read_seeds,
     revisit_overrides,
 )
 from topicrawl.cli.progress import CrawlProgress, held_line, print_summary
@@ -28,11 +47,6 @@ from topicrawl.cli.topics import app as topics_app
 from topicrawl.core.config import load_settings
 from topicrawl.core.errors import (
     ConfigError,
-    DatabaseCorrupt,
-    DatabaseLocked,
-    FrontierError,
-    StorageError,
-    TopicrawlError,
 )
 
 if TYPE_CHECKING:
@@ -47,8 +61,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
-out = Console()
 app.add_typer(topics_app, name="topics")
 # -- kg (helper s14-kg) --
 from topicrawl.cli.kg import app as kg_app  # noqa: E402
@@ -68,10 +80,9 @@ app.add_typer(parsers_app, name="parsers")
 # -- end parsers --
 app.command(name="label")(label_command)
 
-EXIT_CONFIG = 2
-EXIT_UNREACHABLE = 3
-EXIT_STORAGE = 4
-EXIT_INTERRUPTED = 130
+EXIT_CONFIG = common.EXIT_CONFIG  # the exit codes, for the commands that import them from here
+EXIT_UNREACHABLE = EXIT_MISSING
+EXIT_STORAGE = EXIT_SERVICE
 
 T = TypeVar("T")
 
@@ -84,33 +95,14 @@ class _QuitNow(Exception):
         self.signal = sig
 
 
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(message)s",
-        handlers=[RichHandler(console=err, show_path=False, rich_tracebacks=True)],
-        force=True,
-    )
-
-
 def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine, turning topicrawl's errors into messages and exit codes."""
     try:
-        return asyncio.run(coro_factory())
+        return run(coro_factory)
     except _QuitNow as exc:
         # Leases of the pages in flight were not acked: the next run fetches them again.
         err.print(f"interrupted by {exc.signal.name}: run the same command again to resume")
         raise typer.Exit(128 + exc.signal.value) from exc
-    except ConfigError as exc:
-        # soft_wrap: one line per problem, not cut at the terminal's width.
-        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(EXIT_CONFIG) from exc
-    except (DatabaseLocked, DatabaseCorrupt, StorageError, FrontierError) as exc:
-        err.print(f"[red]database error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(EXIT_STORAGE) from exc
-    except TopicrawlError as exc:
-        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(1) from exc
 
 
 async def _crawl(
@@ -160,35 +152,27 @@ async def _crawl(
 
 @app.command()
 def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
-    seed: Annotated[
-        list[str] | None, typer.Option("--seed", help="Start URL (repeatable).")
-    ] = None,
-    seeds_file: Annotated[
-        Path | None, typer.Option("--seeds-file", help="File with one start URL per line.")
-    ] = None,
+    seed: SeedOption = None,
+    seeds_file: SeedsFileOption = None,
     sitemaps: Annotated[
         bool, typer.Option(help="Also seed from the seed hosts' sitemaps.")
     ] = False,
     feed: Annotated[
         list[str] | None, typer.Option("--feed", help="RSS/Atom feed whose entries seed.")
     ] = None,
-    topic: Annotated[
-        list[str] | None, typer.Option("--topic", help="Topic keywords (repeatable).")
-    ] = None,
-    strategy: Annotated[str | None, typer.Option(help="bfs, best-first, shark, focused.")] = None,
+    topic: TopicOption = None,
+    strategy: StrategyOption = None,
     max_pages: Annotated[
         int | None, typer.Option(help="Stop after N pages (0 = no limit).")
     ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
-    per_host: Annotated[int | None, typer.Option(help="Requests in flight per host.")] = None,
-    delay: Annotated[float | None, typer.Option(help="Seconds between requests to a host.")] = None,
-    max_depth: Annotated[int | None, typer.Option(help="Deepest link level followed.")] = None,
-    allow_domain: Annotated[
-        list[str] | None, typer.Option(help="Stay within these domains (default: the seeds').")
-    ] = None,
-    include: Annotated[list[str] | None, typer.Option(help="Regex URLs must match.")] = None,
-    exclude: Annotated[list[str] | None, typer.Option(help="Regex that rules URLs out.")] = None,
-    ignore_robots: Annotated[bool, typer.Option(help="Do not obey robots.txt.")] = False,
+    per_host: PerHostOption = None,
+    delay: DelayOption = None,
+    max_depth: MaxDepthOption = None,
+    allow_domain: AllowDomainOption = None,
+    include: IncludeOption = None,
+    exclude: ExcludeOption = None,
+    ignore_robots: IgnoreRobotsOption = False,
     hold_patience: Annotated[
         float | None,
         typer.Option(
@@ -251,13 +235,12 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     # -- end video --
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
-    _setup_logging(log_level)
+    setup_logging(log_level)
+    seeds = seeds_or_exit(seed, seeds_file)
     try:
-        seeds = read_seeds(seed, seeds_file)
         kg = kg_overrides(prefer_entity, prefer_entities, entity_radius)
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(EXIT_CONFIG) from exc
+        fail(exc)
     kwargs = crawl_overrides(
         seeds=seeds,
         topic=topic,
@@ -320,7 +303,7 @@ def demo(
     """Serve the built-in demo web on loopback, crawl it, and summarise against ground truth."""
     from topicrawl.cli.demo import run_demo  # noqa: PLC0415 - keeps `topicrawl --help` fast
 
-    _setup_logging("warning")
+    setup_logging("warning")
     _run(lambda: run_demo(db=db, strategy=strategy, max_pages=max_pages, seed=seed, quiet=quiet))
 
 
@@ -336,7 +319,7 @@ def export(
     """Write one record per fetched page, or per failed URL."""
     from topicrawl.cli.exporting import run_export  # noqa: PLC0415
 
-    _setup_logging("warning")
+    setup_logging("warning")
     count = _run(lambda: run_export(db=db, fmt=format, output=output, what=what))
     err.print(f"exported {count} {what}")
 

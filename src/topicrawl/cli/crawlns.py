@@ -15,20 +15,34 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from topicrawl.cli.distributed import (
+from topicrawl.cli.common import (
     EXIT_CONFIG,
     EXIT_MISSING,
-    NamespaceOption,
-    RedisOption,
-    _distributed,
-    _fail,
-    _run,
-    _setup_logging,
     err,
+    fail,
     out,
-    worker_settings,
+    run,
+    seeds_or_exit,
+    setup_logging,
 )
-from topicrawl.cli.options import crawl_overrides, put, read_seeds
+from topicrawl.cli.distributed import NamespaceOption, RedisOption, _distributed, worker_settings
+from topicrawl.cli.options import (
+    AllowDomainOption,
+    ConfigOption,
+    DelayOption,
+    ExcludeOption,
+    IgnoreRobotsOption,
+    IncludeOption,
+    LeaseTtlOption,
+    MaxDepthOption,
+    PerHostOption,
+    SeedOption,
+    SeedsFileOption,
+    StrategyOption,
+    TopicOption,
+    crawl_overrides,
+    put,
+)
 from topicrawl.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -41,10 +55,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-SeedOption = Annotated[list[str] | None, typer.Option("--seed", help="Start URL (repeatable).")]
-SeedsFileOption = Annotated[
-    Path | None, typer.Option("--seeds-file", help="File with one start URL per line.")
-]
 ForceOption = Annotated[
     bool, typer.Option(help="Even while workers are registered alive (they will fail).")
 ]
@@ -97,27 +107,23 @@ def create(  # noqa: PLR0917 - typer maps each option to a parameter
     namespace: NamespaceOption = None,
     seed: SeedOption = None,
     seeds_file: SeedsFileOption = None,
-    topic: Annotated[
-        list[str] | None, typer.Option("--topic", help="Topic keywords (repeatable).")
-    ] = None,
-    strategy: Annotated[str | None, typer.Option(help="bfs, best-first, shark, focused.")] = None,
+    topic: TopicOption = None,
+    strategy: StrategyOption = None,
     max_pages: Annotated[
         int | None, typer.Option(help="Stop at N stored pages, all workers (0: no limit).")
     ] = None,
-    per_host: Annotated[int | None, typer.Option(help="Requests in flight per host.")] = None,
-    delay: Annotated[float | None, typer.Option(help="Seconds between requests to a host.")] = None,
-    max_depth: Annotated[int | None, typer.Option(help="Deepest link level followed.")] = None,
-    allow_domain: Annotated[
-        list[str] | None, typer.Option(help="Stay within these domains (default: the seeds').")
-    ] = None,
-    include: Annotated[list[str] | None, typer.Option(help="Regex URLs must match.")] = None,
-    exclude: Annotated[list[str] | None, typer.Option(help="Regex that rules URLs out.")] = None,
-    ignore_robots: Annotated[bool, typer.Option(help="Do not obey robots.txt.")] = False,
-    lease_ttl: Annotated[float | None, typer.Option(help="Seconds a lease lasts.")] = None,
-    config: Annotated[Path | None, typer.Option(help="TOML crawl settings file.")] = None,
+    per_host: PerHostOption = None,
+    delay: DelayOption = None,
+    max_depth: MaxDepthOption = None,
+    allow_domain: AllowDomainOption = None,
+    include: IncludeOption = None,
+    exclude: ExcludeOption = None,
+    ignore_robots: IgnoreRobotsOption = False,
+    lease_ttl: LeaseTtlOption = None,
+    config: ConfigOption = None,
 ) -> None:
     """Create a crawl: its settings and seeds, which every worker that joins then uses."""
-    _setup_logging("warning")
+    setup_logging("warning")
     seeds = _seeds_given(seed, seeds_file, "a crawl needs start URLs: give --seed or --seeds-file")
     try:
         kwargs = crawl_overrides(
@@ -138,7 +144,7 @@ def create(  # noqa: PLR0917 - typer maps each option to a parameter
         put(kwargs, "frontier", {"lease_ttl": lease_ttl} if lease_ttl else None)
         settings = worker_settings(config, kwargs)
     except ConfigError as exc:
-        _fail(exc)
+        fail(exc)
 
     async def make() -> bool:
         from topicrawl.distributed.namespace import canonical_seeds  # noqa: PLC0415
@@ -152,7 +158,7 @@ def create(  # noqa: PLR0917 - typer maps each option to a parameter
             _, created = await found.join(settings)
             return created
 
-    if not _run(make):
+    if not run(make):
         raise _refuse(
             f"namespace {namespace or 'default'!r} exists already: see it with crawl-ns show,"
             " change its page limit with crawl-ns set, or drop it first"
@@ -161,12 +167,9 @@ def create(  # noqa: PLR0917 - typer maps each option to a parameter
 
 
 def _seeds_given(seed: list[str] | None, seeds_file: Path | None, otherwise: str) -> list[str]:
-    try:
-        seeds = read_seeds(seed, seeds_file)
-    except ConfigError as exc:
-        _fail(exc)
+    seeds = seeds_or_exit(seed, seeds_file)
     if not seeds:
-        _fail(ConfigError(otherwise))
+        fail(ConfigError(otherwise))
     return seeds
 
 
@@ -188,7 +191,7 @@ def add_seeds(
 ) -> None:
     """Add start URLs to a crawl, running or not: its scope widens by their domains, and
     workers running take them up at once."""
-    _setup_logging("warning")
+    setup_logging("warning")
     seeds = _seeds_given(seed, seeds_file, "give --seed or --seeds-file")
 
     async def add() -> tuple[int, int] | None:
@@ -199,7 +202,7 @@ def add_seeds(
             added = await found.add_seeds(seeds, stored=stored)
             return added, await _queue_seeds(found, redis, stored, seeds)
 
-    done = _run(add)
+    done = run(add)
     if done is None:
         raise _missing(namespace or "default")
     added, queued = done
@@ -245,7 +248,7 @@ def set_limit(
     namespace: NamespaceOption = None,
 ) -> None:
     """Change a crawl's page limit; workers running follow it at once."""
-    _setup_logging("warning")
+    setup_logging("warning")
 
     async def change() -> bool:
         async with _opened(redis, namespace) as found:
@@ -254,7 +257,7 @@ def set_limit(
             await found.set_max_pages(max_pages)
             return True
 
-    if not _run(change):
+    if not run(change):
         raise _missing(namespace or "default")
     err.print(f"namespace {namespace or 'default'!r}: max_pages {max_pages}")
 
@@ -267,8 +270,8 @@ def show(
 ) -> None:
     """A crawl's settings, seeds, counts (queued, in flight, stored, errors), nodes, and
     whether it is done."""
-    _setup_logging("warning")
-    report = _run(lambda: _report(redis, namespace))
+    setup_logging("warning")
+    report = run(lambda: _report(redis, namespace))
     if report is None:
         raise _missing(namespace or "default")
     if as_json:
@@ -334,7 +337,7 @@ def _print_report(report: dict[str, Any]) -> None:
 @app.command("list")
 def list_command(redis: RedisOption = None) -> None:
     """The namespaces in this Redis, with their live nodes and queued URLs."""
-    _setup_logging("warning")
+    setup_logging("warning")
 
     async def gather() -> list[tuple[str, int, int, bool]]:
         from topicrawl.distributed.namespace import list_namespaces  # noqa: PLC0415
@@ -348,7 +351,7 @@ def list_command(redis: RedisOption = None) -> None:
                 rows.append((name, len(report["live_nodes"]), report["queued"], report["done"]))
         return rows
 
-    rows = _run(gather)
+    rows = run(gather)
     for name, live, queued, done in rows:
         state = "done" if done else f"{live} live node(s), {queued:,} queued"
         out.print(Text(f"{name}\t{state}"))
@@ -378,7 +381,7 @@ def drop(
 
 
 def _change(redis: str | None, namespace: str | None, *, force: bool, drop: bool) -> None:
-    _setup_logging("warning")
+    setup_logging("warning")
 
     async def change() -> tuple[str, int, list[str]]:
         from topicrawl.distributed.registry import NodeRegistry  # noqa: PLC0415
@@ -397,7 +400,7 @@ def _change(redis: str | None, namespace: str | None, *, force: bool, drop: bool
                 return "live", 0, live
             return "done", await (found.delete() if drop else found.reset()), []
 
-    outcome, deleted, live = _run(change)
+    outcome, deleted, live = run(change)
     name = namespace or "default"
     if outcome == "missing":
         raise _missing(name)

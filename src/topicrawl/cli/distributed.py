@@ -9,23 +9,47 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import signal
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.live import Live
-from rich.logging import RichHandler
 from rich.table import Table
 from rich.text import Text
 
-from topicrawl.cli.options import MetricsPortOption, crawl_overrides, put, read_seeds
+from topicrawl.cli.common import (
+    EXIT_CONFIG,
+    EXIT_MISSING,
+    err,
+    fail,
+    out,
+    run,
+    seeds_or_exit,
+    setup_logging,
+)
+from topicrawl.cli.options import (
+    AllowDomainOption,
+    ConfigOption,
+    DelayOption,
+    ExcludeOption,
+    IgnoreRobotsOption,
+    IncludeOption,
+    LeaseTtlOption,
+    MaxDepthOption,
+    MetricsPortOption,
+    PerHostOption,
+    SeedOption,
+    SeedsFileOption,
+    StrategyOption,
+    TopicOption,
+    crawl_overrides,
+    put,
+)
 from topicrawl.core.config import CrawlSettings, load_settings
-from topicrawl.core.errors import ConfigError, FrontierError, StorageError, TopicrawlError
+from topicrawl.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from topicrawl.distributed.progress import WorkerProgress
@@ -35,16 +59,6 @@ if TYPE_CHECKING:
     from topicrawl.engine.crawl import Crawler
 
 __all__ = ["coordinator", "nodes", "nodes_table", "worker", "worker_settings"]
-
-err = Console(stderr=True)
-out = Console()
-
-EXIT_CONFIG = 2
-EXIT_MISSING = 3
-EXIT_SERVICE = 4
-EXIT_INTERRUPTED = 130
-
-T = TypeVar("T")
 
 RedisOption = Annotated[
     str | None,
@@ -63,53 +77,6 @@ LockOption = Annotated[
     float | None,
     typer.Option(help="Coordinator lock TTL in seconds (5; at most the heartbeat timeout)."),
 ]
-
-
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(message)s",
-        handlers=[RichHandler(console=err, show_path=False, rich_tracebacks=True)],
-        force=True,
-    )
-
-
-def _run(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine, turning topicrawl's errors into messages and exit codes."""
-    try:
-        return asyncio.run(coro_factory())
-    except BaseExceptionGroup as group:  # errors raised inside the worker's task groups
-        error = _first_error(group)
-        if error is None:
-            raise
-        _fail(error)
-    except TopicrawlError as exc:
-        _fail(exc)
-
-
-def _first_error(group: BaseExceptionGroup[BaseException]) -> TopicrawlError | None:
-    for exc in group.exceptions:
-        if isinstance(exc, TopicrawlError):
-            return exc
-        if isinstance(exc, BaseExceptionGroup):
-            found = _first_error(exc)
-            if found is not None:
-                return found
-    return None
-
-
-def _fail(exc: TopicrawlError) -> NoReturn:
-    if isinstance(exc, ConfigError):
-        err.print(Text(f"error: {exc}", style="red"))
-        raise typer.Exit(EXIT_CONFIG) from exc
-    if isinstance(exc, FrontierError):
-        err.print(Text(f"Redis error: {exc}", style="red"))
-        raise typer.Exit(EXIT_SERVICE) from exc
-    if isinstance(exc, StorageError):
-        err.print(Text(f"database error: {exc}", style="red"))
-        raise typer.Exit(EXIT_SERVICE) from exc
-    err.print(Text(f"error: {exc}", style="red"))
-    raise typer.Exit(1) from exc
 
 
 def _distributed(**overrides: object) -> DistributedSettings:
@@ -150,16 +117,10 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     ] = None,
     namespace: NamespaceOption = None,
     node_id: Annotated[str | None, typer.Option(help="Node id (default host-machine-pid).")] = None,
-    seed: Annotated[
-        list[str] | None, typer.Option("--seed", help="Start URL (repeatable).")
-    ] = None,
-    seeds_file: Annotated[
-        Path | None, typer.Option("--seeds-file", help="File with one start URL per line.")
-    ] = None,
-    topic: Annotated[
-        list[str] | None, typer.Option("--topic", help="Topic keywords (repeatable).")
-    ] = None,
-    strategy: Annotated[str | None, typer.Option(help="bfs, best-first, shark, focused.")] = None,
+    seed: SeedOption = None,
+    seeds_file: SeedsFileOption = None,
+    topic: TopicOption = None,
+    strategy: StrategyOption = None,
     max_pages: Annotated[
         int | None,
         typer.Option(
@@ -168,16 +129,14 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
         ),
     ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
-    per_host: Annotated[int | None, typer.Option(help="Requests in flight per host.")] = None,
-    delay: Annotated[float | None, typer.Option(help="Seconds between requests to a host.")] = None,
-    max_depth: Annotated[int | None, typer.Option(help="Deepest link level followed.")] = None,
-    allow_domain: Annotated[
-        list[str] | None, typer.Option(help="Stay within these domains (default: the seeds').")
-    ] = None,
-    include: Annotated[list[str] | None, typer.Option(help="Regex URLs must match.")] = None,
-    exclude: Annotated[list[str] | None, typer.Option(help="Regex that rules URLs out.")] = None,
-    ignore_robots: Annotated[bool, typer.Option(help="Do not obey robots.txt.")] = False,
-    lease_ttl: Annotated[float | None, typer.Option(help="Seconds a lease lasts.")] = None,
+    per_host: PerHostOption = None,
+    delay: DelayOption = None,
+    max_depth: MaxDepthOption = None,
+    allow_domain: AllowDomainOption = None,
+    include: IncludeOption = None,
+    exclude: ExcludeOption = None,
+    ignore_robots: IgnoreRobotsOption = False,
+    lease_ttl: LeaseTtlOption = None,
     heartbeat_interval: HeartbeatOption = None,
     heartbeat_timeout: TimeoutOption = None,
     lock_ttl: LockOption = None,
@@ -187,7 +146,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     exact_dedupe: Annotated[
         bool | None, typer.Option(help="Exact URL set in Redis instead of a Bloom filter.")
     ] = None,
-    config: Annotated[Path | None, typer.Option(help="TOML crawl settings file.")] = None,
+    config: ConfigOption = None,
     progress_every: Annotated[
         float, typer.Option(help="Seconds between progress lines (0: none).")
     ] = 10.0,
@@ -201,12 +160,8 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     joining takes them from there (its seeds are added), and is refused if a setting it was
     given differs. Concurrency, parse workers, timeouts and the database URL stay its own.
     """
-    _setup_logging(log_level)
-    try:
-        seeds = read_seeds(seed, seeds_file)
-    except ConfigError as exc:
-        err.print(Text(f"error: {exc}", style="red"))
-        raise typer.Exit(EXIT_CONFIG) from exc
+    setup_logging(log_level)
+    seeds = seeds_or_exit(seed, seeds_file)
     kwargs = crawl_overrides(
         seeds=seeds,
         topic=topic,
@@ -238,7 +193,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
         raise typer.Exit(EXIT_CONFIG)
     stopped_by: list[signal.Signals] = []
     try:
-        report = _run(lambda: _work(kwargs, config, dist, node_id, every, stopped_by, metrics_port))
+        report = run(lambda: _work(kwargs, config, dist, node_id, every, stopped_by, metrics_port))
     except (asyncio.CancelledError, KeyboardInterrupt):
         if not stopped_by:
             raise
@@ -351,7 +306,7 @@ def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "info",
 ) -> None:
     """Run the coordinator's duties (dead nodes, rebalancing); a standby takes over if it dies."""
-    _setup_logging(log_level)
+    setup_logging(log_level)
     overrides = {
         "redis_url": redis,
         "namespace": namespace,
@@ -361,8 +316,8 @@ def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
         "coordinator_interval": interval,
     }
     if not (0 <= wait_for_namespace < float("inf")):
-        _fail(ConfigError("--wait-for-namespace must be a finite number >= 0"))
-    _run(lambda: _coordinate(overrides, exit_when_done, wait_for_namespace))
+        fail(ConfigError("--wait-for-namespace must be a finite number >= 0"))
+    run(lambda: _coordinate(overrides, exit_when_done, wait_for_namespace))
 
 
 async def _coordinate(overrides: dict[str, Any], exit_when_done: bool, wait: float) -> None:
@@ -397,16 +352,16 @@ def nodes(
     ] = None,
 ) -> None:
     """Show the crawl's nodes: id, state, last heartbeat, pages/s, hosts held, errors."""
-    _setup_logging("warning")
+    setup_logging("warning")
     overrides = {"redis_url": redis, "namespace": namespace}
     if not every < float("inf"):  # NaN and inf; below 0.1 s it refreshes every 0.1 s
-        _fail(ConfigError("--every must be a finite number of seconds"))
+        fail(ConfigError("--every must be a finite number of seconds"))
     try:
         configs = _node_configs(set_config or [])
     except ConfigError as exc:
-        _fail(exc)
+        fail(exc)
     try:
-        _run(lambda: _show_nodes(overrides, watch=watch, every=max(every, 0.1), configs=configs))
+        run(lambda: _show_nodes(overrides, watch=watch, every=max(every, 0.1), configs=configs))
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 

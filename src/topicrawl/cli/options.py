@@ -7,7 +7,47 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["MetricsPortOption", "crawl_overrides", "put", "read_seeds", "revisit_overrides"]
+__all__ = [
+    "AllowDomainOption",
+    "ConfigOption",
+    "DelayOption",
+    "ExcludeOption",
+    "IgnoreRobotsOption",
+    "IncludeOption",
+    "LeaseTtlOption",
+    "MaxDepthOption",
+    "MetricsPortOption",
+    "PerHostOption",
+    "SeedOption",
+    "SeedsFileOption",
+    "StrategyOption",
+    "TopicOption",
+    "crawl_overrides",
+    "put",
+    "read_seeds",
+    "revisit_overrides",
+]
+
+# The crawl options of `crawl`, `worker` and `crawl-ns create`, declared once.
+SeedOption = Annotated[list[str] | None, typer.Option("--seed", help="Start URL (repeatable).")]
+SeedsFileOption = Annotated[
+    Path | None, typer.Option("--seeds-file", help="File with one start URL per line.")
+]
+TopicOption = Annotated[
+    list[str] | None, typer.Option("--topic", help="Topic keywords (repeatable).")
+]
+StrategyOption = Annotated[str | None, typer.Option(help="bfs, best-first, shark, focused.")]
+PerHostOption = Annotated[int | None, typer.Option(help="Requests in flight per host.")]
+DelayOption = Annotated[float | None, typer.Option(help="Seconds between requests to a host.")]
+MaxDepthOption = Annotated[int | None, typer.Option(help="Deepest link level followed.")]
+AllowDomainOption = Annotated[
+    list[str] | None, typer.Option(help="Stay within these domains (default: the seeds').")
+]
+IncludeOption = Annotated[list[str] | None, typer.Option(help="Regex URLs must match.")]
+ExcludeOption = Annotated[list[str] | None, typer.Option(help="Regex that rules URLs out.")]
+IgnoreRobotsOption = Annotated[bool, typer.Option(help="Do not obey robots.txt.")]
+LeaseTtlOption = Annotated[float | None, typer.Option(help="Seconds a lease lasts.")]
+ConfigOption = Annotated[Path | None, typer.Option(help="TOML crawl settings file.")]
 
 MetricsPortOption = Annotated[
     int | None,

@@ -9,16 +9,21 @@ and its batching) stay each worker's own. Keys, under the crawl's prefix:
 - ``settings``: the agreed crawl settings, JSON (the fields of :data:`SHARED`).
 - ``seeds``: every start URL given to the crawl, by any worker or ``crawl-ns add-seeds``.
 - ``domains``: the seeds' registered domains: the crawl's scope when no allowed domains are
-  set. A seed added later widens it atomically; workers pick it up at once for a URL they pop
-  and within a heartbeat for the links they find.
-- ``budget``: ``max_pages`` and ``reserved``: a page is reserved here (one atomic script)
-  before it is stored, so the workers together never store more than ``max_pages``. A worker
-  killed between a reservation and its write leaves the crawl a page short of the limit.
+  set. A seed added later widens it atomically and is announced on the ``scope`` pub/sub
+  channel: running workers widen their scope as the message arrives (and at each heartbeat,
+  should a message be lost while Redis was away).
+- ``budget``: ``max_pages`` and ``reserved``: a page is reserved here before it is stored
+  (with its links' push, one atomic script: :meth:`RedisFrontier.reserve_page`), so the
+  workers together never store more than ``max_pages``. ``budgeted`` holds the lease tokens
+  whose reservation is not final: acking the lease makes it final, reclaiming the lease
+  gives it back, so a worker killed between a reservation and its write leaves the crawl
+  no page short.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -223,13 +228,8 @@ class Namespace:
         self._retry_for = retry_for
         self.prefix = prefix
         self.name = name
-        self.reserved_here = 0
-        """Pages reserved through this object (by this worker)."""
         lua = resources.files("topicrawl.distributed").joinpath("lua")
         self._join = client.register_script(lua.joinpath("namespace_join.lua").read_text("utf-8"))
-        self._reserve = client.register_script(
-            lua.joinpath("namespace_reserve.lua").read_text("utf-8")
-        )
 
     @property
     def client(self) -> Redis:
@@ -338,9 +338,15 @@ class Namespace:
         def write(pipe: Pipeline) -> None:
             pipe.sadd(self.key("seeds"), *seeds)
             pipe.sadd(self.key("domains"), *domains)
+            pipe.publish(self.scope_channel, "domains")  # running workers widen at once
 
-        added, _ = await self._pipeline(write)
+        added, _, _ = await self._pipeline(write)
         return int(added)
+
+    @property
+    def scope_channel(self) -> str:
+        """The pub/sub channel told whenever the namespace's domains may have grown."""
+        return self.key("scope")
 
     async def domains(self) -> frozenset[str]:
         """The seeds' domains: the crawl's scope when it has no explicit allowed domains."""
@@ -372,14 +378,6 @@ class Namespace:
         await self._call(
             lambda: self._client.hsetnx(self.key("budget"), "reserved", str(stored_pages))
         )
-
-    async def reserve_page(self) -> bool:
-        """Reserve one page of the budget before storing it; False when the limit is reached."""
-        # A retried call whose first reply was lost reserves twice: the crawl then stops a page
-        # short of its limit, never past it.
-        granted = int(await self._call(lambda: self._reserve(keys=[self.key("budget")]))) >= 0
-        self.reserved_here += granted
-        return granted
 
     async def limit_reached(self) -> bool:
         most, reserved = await self._call(
@@ -475,16 +473,17 @@ def _text(value: bytes | str) -> str:
 class SharedScope:
     """Keeps a worker's scope as wide as its namespace's: the domains of every seed.
 
-    A URL popped from the frontier was let in by the scope of the worker that queued it, so a
-    popped URL whose host this worker does not allow yet means the namespace's scope grew: it
-    is read again before the URL is fetched. The links a page has are judged by the scope read
-    at the last heartbeat.
+    The scope is read again when a seed is added (:meth:`follow` listens on the namespace's
+    scope channel), at each heartbeat, and when a popped URL's host is not allowed yet (the
+    URL was let in by another worker's scope, so the namespace's grew).
 
     Args:
         namespace: the crawl's namespace.
         scope: the crawl's scope (widened in place); one with explicit allowed domains or
             none (any domain) never changes.
     """
+
+    _RETRY = 1.0  # seconds between attempts to listen again after Redis failed
 
     def __init__(self, namespace: Namespace, scope: Scope, *, fixed: bool) -> None:
         self._namespace = namespace
@@ -500,6 +499,36 @@ class SharedScope:
         """Before a popped URL is fetched: widen the scope if it does not allow the URL."""
         if not self._fixed and not self._scope.host_allowed(host_of(url)):
             await self.refresh()
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        """Until ``stop``: widen the scope as soon as the namespace announces new domains, so
+        a link to a domain added while the crawl runs is not refused until the next
+        heartbeat. Redis failures are logged and listening resumes (the heartbeat's refresh
+        covers the gap)."""
+        if self._fixed:
+            return
+        while not stop.is_set():
+            try:
+                await self._listen(stop)
+            except (RedisError, FrontierError, OSError, TimeoutError) as exc:
+                log.debug("not listening for scope changes (%s); retrying", exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self._RETRY)
+
+    async def _listen(self, stop: asyncio.Event) -> None:
+        pubsub = self._namespace.client.pubsub()
+        try:
+            await pubsub.subscribe(self._namespace.scope_channel)
+            await self.refresh()  # what was added before the subscription took
+            while not stop.is_set():
+                async with asyncio.timeout(2 * self._RETRY):  # never stuck on a reply
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+                if message is not None:
+                    await self.refresh()
+        finally:
+            with contextlib.suppress(TimeoutError, RedisError, OSError):
+                async with asyncio.timeout(self._RETRY):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py: untyped
 
 
 class ScopedFrontier(RedisFrontier):

@@ -17,6 +17,9 @@ crawl's keys share one slot), so several crawls can share one Redis:
   reclaim, or their own expiry (``request_ttl``), whichever comes first. ``nextreq`` (host ->
   Redis time its next request may start) spaces request starts, not hand-outs, by the delay.
 - dedupe: ``seen`` (exact mode, a set of 8-byte fingerprints) or ``bloom:<n>`` bitmaps.
+- the page budget (see :mod:`topicrawl.distributed.namespace`): ``budget`` (max_pages,
+  reserved) and ``budgeted`` (lease token -> 1 while its page's reservation is not final:
+  the ack makes it final, a reclaim of the lease gives it back).
 - partitioning (see :mod:`topicrawl.distributed.partition`): ``owner`` (host -> node),
   ``hosts:<node>`` (the hosts a node holds), ``ready:<node>`` (a node's ready hosts, like
   ``ready``, which then holds only hosts without an owner), ``nl:<node>`` (the lease tokens a
@@ -74,6 +77,7 @@ _POP_MOST = 16  # leases one pop may take for the pops queued behind it
 # Seconds a sharing node's freed request slots wait for a pop to carry them, then go alone:
 # a node busy parsing may not pop for a while, and others could use the slots meanwhile.
 _SLOT_RETURN = 0.02
+_BUDGET_WAIT = 0.25  # seconds between asks for a page while others' reservations settle
 _KNOWN_MAX = 500_000  # URLs a frontier remembers having pushed or popped (~35 MB), then forgets
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -365,6 +369,11 @@ class RedisFrontier:
         self._redis: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self._closed = False
+        self.reserved_here = 0
+        """Pages of the crawl's budget reserved through this frontier (by this worker)."""
+        self.peers = True
+        """Whether other nodes are live (told at each heartbeat): a node alone lets its pops
+        carry its freed request slots (see :meth:`fetched`), as no one else waits for them."""
 
     @property
     def bloom(self) -> BloomSize:
@@ -515,6 +524,38 @@ class RedisFrontier:
         Raises:
             ValueError: a score is NaN (nothing of the call is queued).
         """
+        return await self._push(requests, reserve="")  # >= 0: only a reservation is refused
+
+    async def reserve_page(self, lease: Lease, requests: Sequence[Request]) -> int | None:
+        """Reserve one page of the crawl's page budget for the lease's page before it is
+        stored, and queue ``requests`` (the page's links) in the same round trip.
+
+        The reservation belongs to the lease until it is acked (then it is final); a lease
+        reclaimed unstored (by its worker, on expiry, or when its node is found dead) gives
+        it back, so a worker killed between the reservation and the page's storage leaves
+        the crawl no page short of its limit.
+
+        While the limit is reached only with reservations not yet final (other pages in
+        hand, or a dead worker's not yet given back), the call waits for them to settle,
+        as long as the lease lasts.
+
+        Returns:
+            How many requests were added, or None when the limit is reached (nothing is
+            reserved or queued).
+        """
+        while True:
+            added = await self._push(requests, reserve=lease.token)
+            if added >= 0:
+                self.reserved_here += 1
+                return added
+            left = lease.expires_at - self._clock()
+            if added == -1 or left < 4 * _BUDGET_WAIT:
+                return None
+            await asyncio.sleep(_BUDGET_WAIT)
+
+    async def _push(self, requests: Sequence[Request], *, reserve: str) -> int:
+        """Push in batches; with ``reserve`` (a lease token) the first batch reserves a page
+        first, and a refusal (-1 or -2, see push.lua) queues nothing."""
         self._client()
         if self._observer:
             raise FrontierError("an observer frontier cannot push")
@@ -531,7 +572,7 @@ class RedisFrontier:
             str(bloom.hashes),
             str(_SEGMENT_BITS),
         ]
-        for start in range(0, len(requests), _BATCH):
+        for start in range(0, max(len(requests), 1 if reserve else 0), _BATCH):
             args: list[str] = []
             fps: list[int] = []
             for request in requests[start : start + _BATCH]:
@@ -544,8 +585,11 @@ class RedisFrontier:
                     owner = owners[host] = (propose(host) or "") if propose else ""
                 score = _num(0.0 - request.score)
                 args += [host, f"{fp & _U64:016x} {score} {a} {b} {owner}\t{_payload(request)}"]
-            result = await self._run("push", self._now_args() + head + args)
-            added += int(result)
+            token = reserve if start == 0 else ""
+            result = int(await self._run("push", [*self._now_args(), *head, token, *args]))
+            if result < 0:
+                return result
+            added += result
             self._remember(fps)
         if added:
             self._gate.open()
@@ -611,13 +655,14 @@ class RedisFrontier:
         The slot goes back with this frontier's next pop (one round trip for both) or flush,
         whichever comes first; a worker that pops no more has nothing to use it for, and
         flushes every checkpoint. A node that shares hosts (``share``) sends the slots no pop
-        has carried after 20 ms on their own: other nodes may be waiting for them. A lease
+        has carried after 20 ms on their own while other nodes are live: they may be waiting for
+        them. A lease
         acked, reclaimed or expired meanwhile holds no slot.
         """
         self._client()
         self._fetched.append(lease.token)
         self._gate.open_one()
-        if self._share == "1" and self._returning is None:
+        if self._share == "1" and self.peers and self._returning is None:
             self._returning = asyncio.create_task(self._return_slots())
 
     async def _return_slots(self) -> None:

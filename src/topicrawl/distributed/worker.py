@@ -337,7 +337,7 @@ class _NodeCrawl:
     metrics_port: int | None = None  # obs: issue 19
 
     async def run(self, hooks: _Hooks) -> WorkerReport:
-        pages = _PageCounter(hooks.on_progress, self.namespace)
+        pages = _PageCounter(hooks.on_progress, self.frontier)
         async with open_crawl(
             self.settings,
             on_progress=pages,
@@ -346,7 +346,7 @@ class _NodeCrawl:
             storage_retries=self.distributed.storage_retries,
             node=self.info.node,  # obs: live samples and metrics per node (issue 19)
             metrics_port=self.metrics_port,
-            page_budget=self.namespace,
+            page_budget=self.frontier,
         ) as crawler:
             if hooks.on_start is not None:
                 hooks.on_start(crawler)
@@ -372,6 +372,8 @@ class _NodeCrawl:
             interval = self.distributed.heartbeat_interval
             async with asyncio.TaskGroup() as group:
                 group.create_task(beats.run(stop, interval=interval))
+                # Cancelled when the crawl ends: a listener must never hold up the worker's end.
+                follower = group.create_task(scope.follow(stop))
                 group.create_task(
                     self.coordinator.run(stop, interval=self.distributed.round_interval)
                 )
@@ -388,6 +390,7 @@ class _NodeCrawl:
                     stats = await crawler.run()
                 finally:
                     stop.set()
+                    follower.cancel()
             left = await self.frontier.queued()
             await beats.last()
             await write_run_stats(crawler.storage, self.registry, beats.totals, self.run_id)
@@ -421,13 +424,13 @@ class _PageCounter:
     (progress is also reported when held hosts change, so a report is not a page); and
     passes progress on."""
 
-    def __init__(self, then: ProgressFn | None, namespace: Namespace) -> None:
+    def __init__(self, then: ProgressFn | None, frontier: RedisFrontier) -> None:
         self._then = then
-        self._namespace = namespace
+        self._frontier = frontier
 
     @property
     def count(self) -> int:
-        return self._namespace.reserved_here
+        return self._frontier.reserved_here
 
     def __call__(self, stats: CrawlStats) -> None:
         if self._then is not None:
@@ -485,6 +488,7 @@ class _Heartbeats:
             log.warning("node %s was declared dead; registering again", self.info.node)
             await self.registry.register(self.info)
         live = await self.registry.live()
+        self.frontier.peers = any(n.node != self.info.node for n in live)
         counts = await self.frontier.host_counts([n.node for n in live])
         self.assigner.update(node_loads(live, counts))
         await self.scope.refresh()

@@ -116,8 +116,11 @@ class CrawlLimits:
 
 
 class PageBudget(Protocol):
-    async def reserve_page(self) -> bool:
-        """Take one page of the crawl's limit before storing it; False when none is left."""
+    async def reserve_page(self, lease: Lease, requests: Sequence[Request]) -> int | None:
+        """Take one page of the crawl's limit for the lease's page before it is stored, and
+        queue ``requests`` (its links) with it: how many were added, or None when no page is
+        left (nothing is queued). The reservation is the lease's: acking it makes it final,
+        reclaiming it gives the page back."""
         ...
 
 
@@ -135,6 +138,18 @@ class SpacesRequests(Protocol):
     processes); see :class:`~topicrawl.engine.slots.RequestSpacing` for the contract."""
 
     async def claim_request(self, host: str, delay: float) -> float: ...
+
+
+def _hook_spacing(fetcher: Fetcher, spaced: Callable[[str], Awaitable[None]]) -> bool:
+    """Have the fetcher (and its robots.txt cache) await ``spaced`` before each request they
+    make, if they take such a hook (``before_request``); whether the fetcher took it."""
+    if not hasattr(fetcher, "before_request"):
+        return False
+    fetcher.before_request = spaced
+    robots = getattr(fetcher, "robots", None)
+    if robots is not None and hasattr(robots, "before_request"):
+        robots.before_request = spaced
+    return True
 
 
 class Crawler:
@@ -229,6 +244,9 @@ class Crawler:
             if isinstance(frontier, SpacesRequests)
             else RequestSpacing().claim
         )
+        # Every request the fetcher makes (robots.txt, redirect hops, retries) is spaced too
+        # when it takes a hook; else only each lease's first request is (in _fetch).
+        self._fetcher_spaces = _hook_spacing(fetcher, self._spaced)
         # Read by the live samples and the metrics endpoint (topicrawl.engine.samples): plain
         # counters, no lock, nothing but an addition or two per page.
         self.fetch_latency = LatencyHistogram()
@@ -300,10 +318,13 @@ class Crawler:
         if not requests:
             return 0
         added = await self._frontier.push(requests)
+        self._pushed(added)
+        return added
+
+    def _pushed(self, added: int) -> None:
         self.stats.queued += added
         if added:
             self._wakeup.set()
-        return added
 
     async def run(self) -> CrawlStats:
         """Crawl until the frontier is empty, the page limit is reached, or stop() is called.
@@ -509,11 +530,8 @@ class Crawler:
         assert slots is not None  # run() made them
         await slots.acquire(lease.host)
         try:
-            delay = self._hosts.floor(lease.host)
-            if delay > 0:
-                # A wait for a time (the host's turn, maybe another process's), not an event.
-                while (wait := await self._claim(lease.host, delay)) > 0:  # noqa: ASYNC110
-                    await asyncio.sleep(wait)
+            if not self._fetcher_spaces:
+                await self._spaced(lease.request.url)
             # A fetch still running when its lease expires is lost work (the frontier hands
             # the URL out again): it is abandoned then, so a fetcher that never returns
             # cannot keep a crawl whose work is done from ending (issue #26 item 1). It ends
@@ -538,6 +556,17 @@ class Crawler:
             if self._fetched is not None:
                 await self._fetched(lease)
                 self._wakeup.set()  # the host may take another request now
+
+    async def _spaced(self, url: str) -> None:
+        """Wait for the turn of a request to the URL's host (``politeness.delay``, or its
+        robots.txt Crawl-delay, between request starts; across processes when the frontier
+        keeps the turns)."""
+        host = host_of(url)
+        delay = self._hosts.floor(host)
+        if delay > 0:
+            # A wait for a time (the host's turn, maybe another process's), not an event.
+            while (wait := await self._claim(host, delay)) > 0:  # noqa: ASYNC110
+                await asyncio.sleep(wait)
 
     def _hold(self, size: int) -> None:
         self._held_bytes += size
@@ -650,17 +679,24 @@ class Crawler:
         )
 
     async def _keep(self, lease: Lease, page: Page, response: Response) -> None:
-        if self._budget is not None and not await self._budget.reserve_page():
-            self.limit_reached = True
-            await self._frontier.reclaim(lease)
-            self.stop()
-            return
         # A duplicate's links are followed too: same text does not mean same links, and
         # skipping them could lose pages; traps are bounded by depth and scope instead (the
         # admission applies both to every request, whichever way it comes).
         started = time.perf_counter()
         result = await self._on_page(self._for_strategy(page))
         self.strategy_seconds += time.perf_counter() - started
+        requests = self._admission.admit(result.requests)
+        if self._budget is not None:
+            # Shared page limit (processes of one crawl): the page's reservation and its
+            # links go to the frontier in one round trip, before the page is stored. At the
+            # limit the strategy has seen a page that is not stored (at most the pages in hand).
+            added = await self._budget.reserve_page(lease, requests)
+            if added is None:
+                self.limit_reached = True
+                await self._frontier.reclaim(lease)
+                self.stop()
+                return
+            self._pushed(added)
         if result.relevance is not None:
             page = dataclasses.replace(
                 page,
@@ -677,7 +713,8 @@ class Crawler:
             self.stats.duplicates += 1
         if result.relevant:
             self.stats.relevant += 1
-        await self._push(self._admission.admit(result.requests))
+        if self._budget is None:
+            await self._push(requests)
         if result.rescored:
             await self._frontier.rescore(dict(result.rescored))
         due = None

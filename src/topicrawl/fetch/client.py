@@ -178,6 +178,9 @@ class HttpFetcher:
         decode: bool = True,
     ) -> None:
         self.robots = robots
+        self.before_request: Callable[[str], Awaitable[None]] | None = None
+        """Awaited with the URL before each HTTP request: the first, each redirect hop and
+        each retry (e.g. the crawl's per-host request spacing); None: none."""
         self._decode = decode
         self._settings = settings
         self._scope = scope
@@ -306,6 +309,8 @@ class HttpFetcher:
         attempt = 0
         switches = 0
         while True:
+            if self.before_request is not None:
+                await self.before_request(url)
             proxy = self._proxies.choose() if self._proxies is not None else None
             try:
                 return await self._watched_attempt(origin, url, proxy, extra)

@@ -139,6 +139,9 @@ class RobotsCache:
         self._proxies = proxies
         self._rules: OrderedDict[str, _HostRules] = OrderedDict()
         self._loading: dict[str, asyncio.Task[_HostRules]] = {}
+        self.before_request: Callable[[str], Awaitable[None]] | None = None
+        """Awaited with the URL before each robots.txt request (each redirect hop too), e.g.
+        the crawl's per-host request spacing (session mode)."""
 
     @property
     def agent(self) -> str:
@@ -280,6 +283,8 @@ class RobotsCache:
     async def _fetch_with_session(self, session: aiohttp.ClientSession, url: str) -> RobotsFile:
         current = url
         for _ in range(MAX_ROBOTS_REDIRECTS + 1):
+            if self.before_request is not None:
+                await self.before_request(current)
             proxy = self._proxies.choose() if self._proxies is not None else None
             async with session.get(
                 URL(current),

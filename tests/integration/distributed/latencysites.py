@@ -28,6 +28,8 @@ class LatencySites:
     latency: float
     ports: list[int] = field(default_factory=list)
     arrivals: dict[str, list[float]] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)  # (host + path) answered 503 once already
+    extras: bool = False  # the first page also links to a redirect and a once-failing page
 
     def bases(self) -> list[str]:
         return [f"http://127.0.0.1:{port}/" for port in self.ports]
@@ -36,7 +38,29 @@ class LatencySites:
         self.arrivals.setdefault(request.host, []).append(time.monotonic())
         await asyncio.sleep(self.latency)
         number = int(request.match_info.get("n", "0"))
+        if self.extras and request.path == "/":
+            links = f'<a href="/r/{self.pages}">r</a> <a href="/e/{self.pages + 1}">e</a>'
+            return web.Response(text=f"<html><body>{links}</body></html>", content_type="text/html")
         return page_response(number, self.pages)
+
+    async def robots(self, request: web.Request) -> web.Response:
+        """robots.txt (recorded like a page): everything allowed."""
+        self.arrivals.setdefault(request.host, []).append(time.monotonic())
+        return web.Response(text="User-agent: *\nAllow: /\n")
+
+    async def redirect(self, request: web.Request) -> web.Response:
+        """/r/N redirects to page N (recorded: the hop is a request of its own)."""
+        self.arrivals.setdefault(request.host, []).append(time.monotonic())
+        raise web.HTTPFound(f"/p/{request.match_info['n']}.html")
+
+    async def flaky(self, request: web.Request) -> web.Response:
+        """/e/N answers 503 the first time (the fetcher retries), then page N."""
+        key = request.host + request.path
+        if key not in self.failed:
+            self.arrivals.setdefault(request.host, []).append(time.monotonic())
+            self.failed.add(key)
+            return web.Response(status=503, text="busy")
+        return await self.page(request)
 
     def closest(self) -> dict[str, float]:
         """Per host, the least time between two requests arriving one after the other."""
@@ -48,13 +72,20 @@ class LatencySites:
 
 
 @contextmanager
-def serve_latency_sites(*, hosts: int, pages: int, latency: float) -> Iterator[LatencySites]:
+def serve_latency_sites(
+    *, hosts: int, pages: int, latency: float, extras: bool = False
+) -> Iterator[LatencySites]:
     """Serve the sites on 127.0.0.1 (free ports) from a thread of their own (a test's event
-    loop may be running); robots.txt is a 404."""
-    sites = LatencySites(hosts=hosts, pages=pages, latency=latency)
+    loop may be running); robots.txt is a 404, unless ``extras``: then robots.txt, the
+    redirects /r/N and the once-failing /e/N are served and recorded too."""
+    sites = LatencySites(hosts=hosts, pages=pages, latency=latency, extras=extras)
     app = web.Application()
     app.router.add_get("/", sites.page)
     app.router.add_get("/p/{n}.html", sites.page)
+    if extras:
+        app.router.add_get("/robots.txt", sites.robots)
+        app.router.add_get("/r/{n}", sites.redirect)
+        app.router.add_get("/e/{n}", sites.flaky)
     runner = web.AppRunner(app, access_log=None)
 
     async def start() -> None:

@@ -5,11 +5,13 @@ real Redis and PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -337,3 +339,46 @@ async def test_a_worker_prints_progress_lines_as_it_crawls(cluster: Cluster) -> 
     assert len(found) >= 2, cluster.log("w1")
     assert [pages for pages, _ in found] == sorted(pages for pages, _ in found)
     assert found[-1][0] > 0
+
+
+_KILL_LIMIT = 30  # of the 60 pages of the demo web above
+
+
+async def _reserved(client: Redis, cluster: Cluster) -> int:
+    return int(await client.hget(cluster.prefix + "budget", "reserved") or 0)
+
+
+async def test_kill_9_between_reservation_and_storage_leaves_no_page_short(
+    cluster: Cluster,
+) -> None:
+    # A page's reservation belongs to its lease and comes back with it (issue 27): a worker
+    # killed with pages reserved but not stored leaves the crawl no page short of its limit.
+    await cluster.create_schema()
+    client = Redis.from_url(cluster.redis_url)
+    try:
+        async with cluster.writes_held():
+            # w1 fetches, reserves and buffers pages, but cannot store one.
+            w1 = cluster.start_worker("w1", max_pages=_KILL_LIMIT)
+            deadline = time.monotonic() + PATIENCE
+            while await _reserved(client, cluster) < 3:
+                assert w1.poll() is None, cluster.log("w1")
+                assert time.monotonic() < deadline, "w1 reserved no pages"
+                await asyncio.sleep(0.05)
+            await cluster.wait_for_a_held_write()
+            w1.kill()  # SIGKILL: its buffered pages are lost, its reservations were made
+            w1.wait(30)
+            lost = await _reserved(client, cluster)
+        assert await cluster.count() == 0
+        assert lost >= 3
+        # w2 finds w1 dead (heartbeat timeout 1.5 s): w1's leases, and with them its
+        # reservations, go back; the crawl still stores exactly its limit.
+        cluster.start_worker("w2", max_pages=_KILL_LIMIT)
+        codes = await cluster.wait_all(timeout=PATIENCE)
+        assert codes["w2"] == 0, cluster.log("w2")
+        stored = await cluster.stored()
+        assert len({url for url, _ in stored}) == len(stored)
+        assert len(stored) == _KILL_LIMIT, cluster.log("w2")
+        assert await _reserved(client, cluster) == _KILL_LIMIT
+        assert not await client.hlen(cluster.prefix + "budgeted")
+    finally:
+        await client.aclose()

@@ -19,6 +19,7 @@ from tests.integration.distributed.harness import PATIENCE, Cluster, serve_demo_
 from tests.integration.distributed.latencysites import LatencySites, serve_latency_sites
 from topicrawl.demoweb import DemoWebServer
 from topicrawl.distributed import NodeRegistry
+from topicrawl.distributed.registry import NodeStatus
 
 DELAY = 0.25
 # Seconds two arrivals may come closer than the delay: a request's way from its start in the
@@ -49,28 +50,53 @@ async def cluster(
     await made.cleanup()
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-async def test_requests_to_a_host_are_spaced_by_the_delay(
+async def _crawl_together(
     cluster: Cluster, sites: LatencySites, workers: int
-) -> None:
+) -> dict[str, NodeStatus]:
+    """Crawl the sites with ``workers`` workers, all of them in before the crawl goes on;
+    their registry entries at the end."""
     names = [f"w{i}" for i in range(1, workers + 1)]
     await cluster.create_schema()
     registry = await NodeRegistry(
         cluster.redis_url, namespace=cluster.namespace, heartbeat_timeout=cluster.timeout
     ).open()
     try:
-        async with cluster.writes_held():  # every worker is in before the crawl goes on
+        async with cluster.writes_held():
             for name in names:
                 cluster.start_worker(name, seeds=sites.bases(), allow_domains=False, extra=OPTIONS)
             await cluster.wait_registered(registry, names)
             await cluster.wait_for_a_held_write()
         codes = await cluster.wait_all(timeout=PATIENCE)
         assert set(codes.values()) == {0}, (codes, cluster.log("w1"))
-        nodes = {n.node: n for n in await registry.nodes()}
+        return {n.node: n for n in await registry.nodes()}
     finally:
         await registry.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_requests_to_a_host_are_spaced_by_the_delay(
+    cluster: Cluster, sites: LatencySites, workers: int
+) -> None:
+    nodes = await _crawl_together(cluster, sites, workers)
     assert len(await cluster.stored()) == 12 * 12
     assert all(node.pages > 0 for node in nodes.values()), nodes
     gaps = sites.closest()
     assert len(gaps) == 12
     assert all(gap >= DELAY - TOLERANCE for gap in gaps.values()), gaps
+
+
+async def test_robots_redirects_and_retries_are_spaced_across_workers(cluster: Cluster) -> None:
+    # Two workers, two hosts, a delay of 0.5 s: every request reaching a host is recorded,
+    # its robots.txt, the redirect hop of /r/N and the first (503) answer of /e/N included;
+    # none comes closer than the delay to the one before.
+    delay = 0.5
+    cluster.delay = delay
+    with serve_latency_sites(hosts=2, pages=4, latency=0.05, extras=True) as sites:
+        await _crawl_together(cluster, sites, 2)
+        arrivals = {host: len(times) for host, times in sites.arrivals.items()}
+        gaps = sites.closest()
+    # Per host: robots.txt (once per worker that fetched from it), "/", the redirect hop
+    # /r/4 and its target, the 503 of /e/5 and its retry.
+    assert len(arrivals) == 2, arrivals
+    assert all(6 <= n <= 7 for n in arrivals.values()), arrivals
+    assert all(gap >= delay - TOLERANCE for gap in gaps.values()), gaps

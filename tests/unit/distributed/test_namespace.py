@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 
 from topicrawl.core.config import load_settings
 from topicrawl.core.errors import ConfigError
+from topicrawl.core.models import Lease, Request
 from topicrawl.distributed.namespace import (
     Namespace,
     SharedScope,
@@ -20,7 +21,7 @@ from topicrawl.distributed.namespace import (
     shared_part,
 )
 from topicrawl.distributed.progress import WorkerProgress, progress_line
-from topicrawl.distributed.redis_frontier import namespace_prefix
+from topicrawl.distributed.redis_frontier import RedisFrontier, namespace_prefix
 from topicrawl.distributed.settings import load_distributed
 from topicrawl.parse.urls import Scope
 
@@ -86,20 +87,80 @@ async def test_seeds_outside_explicit_domains_are_refused(namespace: Namespace) 
         await namespace.add_seeds(["http://c.example.com/"])
 
 
-async def test_concurrent_reservations_never_pass_the_limit(namespace: Namespace) -> None:
+async def _leases(namespace: Namespace, redis_url: str, count: int) -> list[Lease]:
+    """``count`` leases popped from a frontier on the namespace (its URLs pushed first)."""
+    # Short leases: a reservation refused while others are not final waits at most that long.
+    frontier = RedisFrontier(
+        redis_url, namespace=namespace.name, max_per_host=1000, exact=True, lease_ttl=1.5
+    )
+    async with frontier:
+        await frontier.push([Request(url=f"http://a.example.org/{i}") for i in range(count)])
+        leases = [await frontier.pop() for _ in range(count)]
+    assert all(leases)
+    return [lease for lease in leases if lease is not None]
+
+
+@pytest.fixture
+async def frontier(namespace: Namespace, redis_url: str) -> AsyncIterator[RedisFrontier]:
+    async with RedisFrontier(
+        redis_url, namespace=namespace.name, max_per_host=1000, exact=True
+    ) as made:
+        yield made
+
+
+async def test_concurrent_reservations_never_pass_the_limit(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
     await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=50))
-    granted = await asyncio.gather(*(namespace.reserve_page() for _ in range(90)))
-    assert sum(granted) == 50
+    leases = await _leases(namespace, redis_url, 110)
+    granted = await asyncio.gather(*(frontier.reserve_page(lease, []) for lease in leases[:90]))
+    assert sum(g is not None for g in granted) == 50
+    assert frontier.reserved_here == 50
     assert await namespace.limit_reached()
     await namespace.set_max_pages(60)
     assert not await namespace.limit_reached()
-    granted = await asyncio.gather(*(namespace.reserve_page() for _ in range(20)))
-    assert sum(granted) == 10
+    granted = await asyncio.gather(*(frontier.reserve_page(lease, []) for lease in leases[90:]))
+    assert sum(g is not None for g in granted) == 10
 
 
-async def test_reset_keeps_the_settings_and_seeds(namespace: Namespace, redis_url: str) -> None:
+async def test_a_refused_reservation_queues_none_of_the_pages_links(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
+    await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=1))
+    first, second = await _leases(namespace, redis_url, 2)
+    links = [Request(url="http://a.example.org/new")]
+    assert await frontier.reserve_page(first, links) == 1
+    # Not final yet: the second waits for it (and gives up as its lease ends).
+    assert await frontier.reserve_page(second, [Request(url="http://a.example.org/other")]) is None
+    assert await frontier.queued() == 1  # the first page's link only
+    # A retried call (its reply lost) does not reserve twice.
+    assert await frontier.reserve_page(first, []) == 0
+    assert (await namespace.state()).reserved == 1
+
+
+async def test_a_reservation_is_final_when_acked_and_given_back_when_reclaimed(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
+    await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=3))
+    stored, dropped, expired, rest = await _leases(namespace, redis_url, 4)
+    for lease in (stored, dropped, expired):
+        assert await frontier.reserve_page(lease, []) is not None
+    assert await frontier.reserve_page(rest, []) is None
+    assert await frontier.ack(stored)
+    assert await frontier.reclaim(dropped)  # e.g. its worker's storage failed
+    assert (await namespace.state()).reserved == 2
+    assert await frontier.reserve_page(rest, []) is not None
+    assert await frontier.ack(rest)
+    assert await frontier.reclaim(stored) is False  # acked: final, nothing given back
+    assert (await namespace.state()).reserved == 3
+
+
+async def test_reset_keeps_the_settings_and_seeds(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
     await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=5))
-    await namespace.reserve_page()
+    (lease,) = await _leases(namespace, redis_url, 1)
+    await frontier.reserve_page(lease, [])
     await namespace.client.set(namespace.key("queued"), "x")
     assert namespace.name in await list_namespaces(namespace.client)
     await namespace.reset()
@@ -157,3 +218,17 @@ def test_a_progress_line_says_pages_rate_queue_and_limit() -> None:
         "worker w1: 1,200 pages, 12.5 pages/s, 3 errors; crawl: 3,400 of 5,000 pages,"
         " 4,210 queued, 8 in flight"
     )
+
+
+async def test_a_refused_reservation_waits_for_one_that_may_come_back(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
+    await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=1))
+    dead, alive = await _leases(namespace, redis_url, 2)
+    assert await frontier.reserve_page(dead, []) is not None
+    waiting = asyncio.create_task(frontier.reserve_page(alive, []))
+    await asyncio.sleep(0.3)
+    assert not waiting.done()  # the limit is reached, but not with final reservations
+    assert await frontier.reclaim(dead)  # e.g. its worker was found dead
+    assert await waiting == 0
+    assert (await namespace.state()).reserved == 1

@@ -26,6 +26,11 @@ local K_SEEN = P .. 'seen'           -- set of 8-byte fingerprints (exact mode)
 -- holds the host when it is ready; hosts without an owner use K_READY, the shared pool.
 local K_OWNER = P .. 'owner'         -- hash: host -> node holding it
 local K_MEMBERS = P .. 'members'     -- set: live nodes (kept by the registry and coordinator)
+-- The crawl's page budget (see namespace.py): a page is reserved before it is stored, under
+-- its lease; the reservation is final once the lease is acked and goes back when the lease
+-- is reclaimed (by its worker, on expiry, or when its node is found dead).
+local K_BUDGET = P .. 'budget'       -- hash: max_pages (0: none), reserved
+local K_BUDGETED = P .. 'budgeted'   -- hash: lease token -> 1 while its reservation is not final
 
 local function rkey(owner)
   if owner then return P .. 'ready:' .. owner end
@@ -53,6 +58,57 @@ local function num(s)
   if s == 'inf' or s == '+inf' then return math.huge end
   if s == '-inf' then return -math.huge end
   return tonumber(s)
+end
+
+-- Reserve one page of the budget for the lease `token`: the pages reserved with it; -1 when
+-- the limit is reached, -2 when it is reached only with reservations not yet final (leases
+-- not acked: some may come back, e.g. a dead worker's).
+local function reserve_page(token)
+  if redis.call('HEXISTS', K_BUDGETED, token) == 1 then  -- a retried call: reserved already
+    return tonumber(redis.call('HGET', K_BUDGET, 'reserved'))
+  end
+  local most = tonumber(redis.call('HGET', K_BUDGET, 'max_pages') or '0')
+  local used = tonumber(redis.call('HGET', K_BUDGET, 'reserved') or '0')
+  if most > 0 and used >= most then
+    if redis.call('HLEN', K_BUDGETED) > 0 then return -2 end
+    return -1
+  end
+  redis.call('HSET', K_BUDGETED, token, 1)
+  return redis.call('HINCRBY', K_BUDGET, 'reserved', 1)
+end
+
+-- A lease given back unstored: its page's reservation (if any) is returned to the budget.
+local function unreserve(token)
+  if redis.call('HDEL', K_BUDGETED, token) == 1 then
+    redis.call('HINCRBY', K_BUDGET, 'reserved', -1)
+  end
+end
+
+-- The Bloom filter's k bit positions of a URL (double hashing from a and b over m bits),
+-- read ('GET') or set ('SET') with one BITFIELD per segment key instead of one call per bit.
+-- Returns true when one of them was clear (for 'SET': the URL is new).
+local function bloom(op, a, b, m, k, seg_bits)
+  local by_seg = {}
+  for j = 0, k - 1 do
+    local pos = (a + j * b) % m
+    local seg = math.floor(pos / seg_bits)
+    local ops = by_seg[seg]
+    if not ops then
+      ops = {}
+      by_seg[seg] = ops
+    end
+    ops[#ops + 1] = op
+    ops[#ops + 1] = 'u1'
+    ops[#ops + 1] = pos - seg * seg_bits
+    if op == 'SET' then ops[#ops + 1] = 1 end
+  end
+  local clear = false
+  for seg, ops in pairs(by_seg) do
+    for _, bit in ipairs(redis.call('BITFIELD', P .. 'bloom:' .. seg, unpack(ops))) do
+      if bit == 0 then clear = true end
+    end
+  end
+  return clear
 end
 
 local function qkey(host)

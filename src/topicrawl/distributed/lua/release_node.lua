@@ -9,6 +9,7 @@ for _, token in ipairs(redis.call('SMEMBERS', key)) do
   if lrec then
     end_request(token, now, maxph)
     redis.call('HDEL', K_LEASE, token)
+    unreserve(token)
     local t = string.find(lrec, '\t', 1, true)
     give_back(string.sub(lrec, t + 1), now, 0, maxph)
     count = count + 1

@@ -5,9 +5,5 @@ if ARGV[1] == 'x' then
 end
 local m, k, seg_bits = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local a, b = tonumber(ARGV[6]), tonumber(ARGV[7])
-for j = 0, k - 1 do
-  local pos = (a + j * b) % m
-  local seg = math.floor(pos / seg_bits)
-  if redis.call('GETBIT', P .. 'bloom:' .. seg, pos - seg * seg_bits) == 0 then return 0 end
-end
+if bloom('GET', a, b, m, k, seg_bits) then return 0 end
 return 1
