@@ -731,7 +731,8 @@ class RedisFrontier:
 
     async def _requeue_at(self, token: str, due: float) -> bool:
         delay = max(0.0, due - self._clock())
-        return bool(await self._run("reclaim", [*self._now_args(), token, _num(delay)]))
+        # "1": the page was stored, so its budget reservation is final (an ack's), not given back.
+        return bool(await self._run("reclaim", [*self._now_args(), token, _num(delay), "1"]))
 
     async def increase(self, url: str, score: float) -> bool:
         """Raise the score of a queued URL. ``False`` when it is not queued or not raised."""

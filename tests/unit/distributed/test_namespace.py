@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -153,6 +154,18 @@ async def test_a_reservation_is_final_when_acked_and_given_back_when_reclaimed(
     assert await frontier.ack(rest)
     assert await frontier.reclaim(stored) is False  # acked: final, nothing given back
     assert (await namespace.state()).reserved == 3
+
+
+async def test_a_revisit_keeps_the_stored_pages_reservation(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
+    await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=2))
+    first, second = await _leases(namespace, redis_url, 2)
+    assert await frontier.reserve_page(first, []) is not None
+    assert await frontier.revisit(first, due=time.time() + 3600)  # stored, due again later
+    assert (await namespace.state()).reserved == 1
+    assert await frontier.reserve_page(second, []) is not None
+    assert await namespace.limit_reached()
 
 
 async def test_reset_keeps_the_settings_and_seeds(
