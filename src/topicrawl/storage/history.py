@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.core.errors import StorageError
+from topicrawl.storage.opening import AttachedStore
 from topicrawl.storage.schema import page_history
-from topicrawl.storage.target import create_engine, parse_target
 
 __all__ = ["FetchRecord", "PageHistory"]
 
@@ -43,34 +41,10 @@ class FetchRecord:
     run_id: int | None = None
 
 
-class PageHistory:
+class PageHistory(AttachedStore):
     """Appends and reads the fetches of the pages of one crawl database."""
 
-    def __init__(self, url: str, *, busy_timeout: float = 30.0) -> None:
-        self._target = parse_target(url)
-        self._busy_timeout = busy_timeout
-        self._engine: AsyncEngine | None = None
-
-    async def __aenter__(self) -> Self:
-        self._engine = create_engine(
-            self._target, busy_timeout=self._busy_timeout, connect_timeout=10.0
-        )
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
-
-    def _open(self) -> AsyncEngine:
-        if self._engine is None:
-            raise StorageError("page history is not open (use `async with`)")
-        return self._engine
+    what = "page history"
 
     async def append(self, records: Sequence[FetchRecord]) -> None:
         """Append fetches in one transaction.

@@ -10,16 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Self
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.core.errors import StorageError
+from topicrawl.storage.opening import AttachedStore
 from topicrawl.storage.schema import focus_states, labels
-from topicrawl.storage.target import create_engine, parse_target
 
 __all__ = ["LABELS", "FocusRecords", "SavedState"]
 
@@ -37,34 +34,10 @@ class SavedState:
     state: str
 
 
-class FocusRecords:
+class FocusRecords(AttachedStore):
     """Reads and writes labels and learned states of one crawl database."""
 
-    def __init__(self, url: str, *, busy_timeout: float = 30.0) -> None:
-        self._target = parse_target(url)
-        self._busy_timeout = busy_timeout
-        self._engine: AsyncEngine | None = None
-
-    async def __aenter__(self) -> Self:
-        self._engine = create_engine(
-            self._target, busy_timeout=self._busy_timeout, connect_timeout=10.0
-        )
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
-
-    def _open(self) -> AsyncEngine:
-        if self._engine is None:
-            raise StorageError("focus records are not open (use `async with`)")
-        return self._engine
+    what = "focus records"
 
     async def labels(self, *, topic: str = "") -> dict[str, str]:
         """Every labelled URL of ``topic`` and its answer (yes, no or skip)."""

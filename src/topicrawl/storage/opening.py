@@ -15,7 +15,7 @@ from topicrawl.core.errors import StorageError
 from topicrawl.storage.migrations import check_readable, migrate
 from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine, parse_target
 
-__all__ = ["SideStore", "open_engine"]
+__all__ = ["AttachedStore", "SideStore", "open_engine"]
 
 
 async def open_engine(
@@ -135,3 +135,46 @@ class SideStore:
                 yield conn
         except SQLAlchemyError as exc:
             raise StorageError(f"writing {self._target.display}: {exc}") from exc
+
+
+class AttachedStore:
+    """Tables read and written beside a crawl's own storage, which migrated the database:
+    ``async with`` connects (no migration) and disconnects; :meth:`_open` is the engine.
+
+    Args:
+        url: a SQLite file path or ``postgresql://`` URL.
+        busy_timeout: seconds a SQLite writer waits for a lock.
+        read_only: only read.
+    """
+
+    what = "the store"
+
+    def __init__(self, url: str, *, busy_timeout: float = 30.0, read_only: bool = False) -> None:
+        self._target = parse_target(url)
+        self._busy_timeout = busy_timeout
+        self._read_only = read_only
+        self._engine: AsyncEngine | None = None
+
+    async def __aenter__(self) -> Self:
+        self._engine = create_engine(
+            self._target,
+            busy_timeout=self._busy_timeout,
+            connect_timeout=10.0,
+            read_only=self._read_only,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+            self._engine = None
+
+    def _open(self) -> AsyncEngine:
+        if self._engine is None:
+            raise StorageError(f"{self.what} is not open (use `async with`)")
+        return self._engine

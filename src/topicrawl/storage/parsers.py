@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from topicrawl.core.errors import StorageError
 from topicrawl.parse.methods.library import (
@@ -28,8 +27,8 @@ from topicrawl.parse.methods.library import (
     StoredRecord,
 )
 from topicrawl.parse.methods.relocate import Fingerprint
+from topicrawl.storage.opening import AttachedStore
 from topicrawl.storage.schema import page_records, parser_changes, parser_patterns
-from topicrawl.storage.target import create_engine, parse_target
 
 __all__ = ["SqlParserStore"]
 
@@ -47,39 +46,11 @@ def _prints(text: str) -> dict[str, tuple[Fingerprint, ...]]:
         return {}  # unreadable fingerprints: relocation waits for fresh ones
 
 
-class SqlParserStore:
+class SqlParserStore(AttachedStore):
     """The library's state in a SQLite or PostgreSQL database (a
     :class:`~topicrawl.parse.methods.LibraryStore`)."""
 
-    def __init__(self, url: str, *, busy_timeout: float = 30.0, read_only: bool = False) -> None:
-        self._target = parse_target(url)
-        self._busy_timeout = busy_timeout
-        self._read_only = read_only
-        self._engine: AsyncEngine | None = None
-
-    async def __aenter__(self) -> Self:
-        self._engine = create_engine(
-            self._target,
-            busy_timeout=self._busy_timeout,
-            connect_timeout=10.0,
-            read_only=self._read_only,
-        )
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
-
-    def _open(self) -> AsyncEngine:
-        if self._engine is None:
-            raise StorageError("the parser store is not open (use `async with`)")
-        return self._engine
+    what = "the parser store"
 
     async def load(self, schemas: Sequence[str]) -> dict[str, PatternState]:
         """Every stored pattern of these schemas."""

@@ -38,7 +38,8 @@ def _get(url: str, etag: str | None = None) -> tuple[int, str, str]:
         with urllib.request.urlopen(request, timeout=10) as answer:
             return answer.status, answer.headers.get("ETag", ""), answer.read().decode()
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.headers.get("ETag", ""), ""
+        with exc:  # it holds the open response (and its socket) until closed
+            return exc.code, exc.headers.get("ETag", ""), ""
 
 
 def test_a_changing_page_carries_its_version_and_answers_304() -> None:
