@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from topicrawl.cli.common import EXIT_CONFIG, EXIT_MISSING, EXIT_SERVICE, err, out
 from topicrawl.core.errors import ConfigError, FetchError, StorageError, TopicrawlError
 
 if TYPE_CHECKING:
@@ -37,12 +37,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
-
-EXIT_CONFIG = 2
-EXIT_UNREACHABLE = 3
-EXIT_STORAGE = 4
+EXIT_UNREACHABLE = EXIT_MISSING
+EXIT_STORAGE = EXIT_SERVICE
 _MAX_NAMES = 10_000
 _MAX_NAME_CHARS = 100
 

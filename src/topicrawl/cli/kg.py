@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from topicrawl.cli.common import EXIT_CONFIG, EXIT_SERVICE, err, out
 from topicrawl.core.errors import ConfigError, StorageError, TopicrawlError
 
 if TYPE_CHECKING:
@@ -28,11 +28,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
-
-EXIT_CONFIG = 2
-EXIT_STORAGE = 4
+EXIT_STORAGE = EXIT_SERVICE
 
 T = TypeVar("T")
 

@@ -9,10 +9,10 @@ import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from topicrawl.cli.common import EXIT_CONFIG, EXIT_SERVICE, err, out
 from topicrawl.core.errors import ConfigError, StorageError
 
 if TYPE_CHECKING:
@@ -27,11 +27,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
-
-EXIT_CONFIG = 2
-EXIT_STORAGE = 4
+EXIT_STORAGE = EXIT_SERVICE
 
 
 async def _read(db: str, changes: int) -> tuple[list[PatternState], list[MethodChange], int]:
