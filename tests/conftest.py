@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import uuid
 from collections.abc import AsyncIterator
@@ -17,6 +18,12 @@ POSTGRES_URL = os.environ.get(
     "TOPICRAWL_TEST_POSTGRES", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
 REDIS_URL = os.environ.get("TOPICRAWL_TEST_REDIS", "redis://127.0.0.1:6379/15")
+
+# A shell starts a background job (`pytest ... &`) with SIGINT ignored, and an ignored signal
+# stays ignored across exec: every child process the tests send Ctrl-C to would then ignore
+# it. Tests behave as under a terminal: the default handler, which children reset to default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _reachable(host: str, port: int) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -43,7 +44,13 @@ async def _serve(server: DemoWebServer) -> None:
         for address, base in server.bases.items():
             print(f"{server.web.host(address).name}: {base}")
         print("Serving the demo web; press Ctrl-C to stop.", flush=True)
-        await asyncio.Event().wait()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        # Explicit handlers: a shell starts background jobs with SIGINT ignored, and Python
+        # keeps an inherited "ignore", so Ctrl-C/kill -INT would otherwise do nothing there.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

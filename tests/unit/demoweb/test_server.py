@@ -311,10 +311,14 @@ def test_command_line_serves_until_ctrl_c() -> None:
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as process:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        url = first.rsplit(" ", 1)[1].strip()
-        with urllib.request.urlopen(url + "robots.txt", timeout=10) as response:
-            assert b"User-agent: *" in response.read()
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=20) == 0
+        try:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            url = first.rsplit(" ", 1)[1].strip()
+            with urllib.request.urlopen(url + "robots.txt", timeout=10) as response:
+                assert b"User-agent: *" in response.read()
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=20) == 0
+        finally:
+            if process.poll() is None:  # a failed check must not leave Popen's exit waiting
+                process.kill()
