@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import sqlite3
 import statistics
@@ -85,6 +86,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--strategy", default="bfs")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--orders", type=Path, help="write every crawl's fetch order here (JSON)")
     args = parser.parse_args()
     web = DemoWeb.generate(seed=11, hosts=4, pages_per_host=25, crawl_delay=0.0)
     server = DemoWebServer(web, slow_delay=0.2)
@@ -93,12 +95,14 @@ async def main() -> None:
         bound = server.web
         plain_db = await with_kb(Path(scratch) / "plain.db")
         plain = await crawl(server, plain_db, args.strategy, args.workers, None)
+        orders: dict[str, object] = {"plain": plain, "port": bound.port}
         print(f"{'entity':18s} pages  without  with  ratio  mean without  with  ratio")
         for name, count in chosen(web):
             gold = {bound.url_of(p) for p in bound.pages if p.is_document and name in p.text}
             gold &= set(plain)
             db = await with_kb(Path(scratch) / f"{len(ratios)}.db")
             preferring = await crawl(server, db, args.strategy, args.workers, name)
+            orders[name] = preferring
             without, with_ = fetches_to_90(plain, gold), fetches_to_90(preferring, gold)
             ratios.append(with_ / without)
             mean_without = statistics.mean(positions(plain, gold))
@@ -108,6 +112,8 @@ async def main() -> None:
                 f"{name:18s} {count:5d}  {without:7d}  {with_:4d}  {with_ / without:5.2f}"
                 f"  {mean_without:12.0f}  {mean_with:4.0f}  {mean_with / mean_without:5.2f}"
             )
+    if args.orders is not None:
+        args.orders.write_text(json.dumps(orders, ensure_ascii=False), encoding="utf-8")
     print(
         "geometric mean of the ratios: to 90 %"
         f" {statistics.geometric_mean(ratios):.2f}, mean position"

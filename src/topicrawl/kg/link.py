@@ -275,21 +275,23 @@ class Linker:
         context = _PageContext(text)
         names: dict[tuple[str, str], list[Span]] = {}
         for span in spans:
-            names.setdefault((span.surface, span.type), []).append(span)
+            names.setdefault(span[2:4], []).append(span)  # (surface, type)
         weighed = {name: self._weighed(group, context) for name, group in names.items()}
         first = [self._pick(w, frozenset()) for w in weighed.values() if w.candidates]
         linked = frozenset(key for key, _ in first if key is not None)
-        mentions = []
+        mentions: list[EntityMention] = []
         by_key = self._kb.get
+        make = tuple.__new__  # EntityMention's own __new__ is a Python call a mention
         for (surface, span_type), group in names.items():
-            key, score = self._pick(weighed[surface, span_type], linked)
+            options = weighed[surface, span_type]
+            key, score = self._pick(options, linked) if options.candidates else (None, 0.0)
             entity = by_key(key) if key is not None else None
             if entity is None:
                 key, entity_type = found_key(span_type or "unknown", surface), span_type
             else:
                 key, entity_type = entity.key, entity.type
             mentions += [
-                EntityMention(key, surface, entity_type, span.start, span.end, score)
+                make(EntityMention, (key, surface, entity_type, span[0], span[1], score))
                 for span in group
             ]
         mentions.sort(key=_BY_START)
