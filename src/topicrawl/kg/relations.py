@@ -27,6 +27,10 @@ _MAX_GAP = 60  # characters between two mentions at most for a pattern to apply
 _LETTER = re.compile(r"[^\W\d_]")  # every pattern has a word between (or after) the two
 _BY_START = attrgetter("start")
 _PATTERN_BASE = 0.6
+_DECLARATIONS = frozenset({"extends", "implements"})
+_TYPE_ARGS = re.compile(r"^<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+# Between two types of one clause's list: a comma, after the first's type arguments if any.
+_LIST_GAP = re.compile(r"(?:<[^<>]*(?:<[^<>]*>[^<>]*)*>)?\s*,\s*")
 _KB_BASE = 0.3
 
 
@@ -154,17 +158,29 @@ def _sentence_relations(
     keys = {mention.entity for mention in inside}
     # Mentions that start later than each mention ends: the pairs of the sentence.
     seen: set[tuple[str, str]] = set()
+    # A declaration's clauses: in "A extends B implements C, D" the type that implements C
+    # and D is A, not B: the mention that ends an extends/implements clause (by its index)
+    # -> the clause's subject mention and relation.
+    clause: dict[int, tuple[EntityMention, str]] = {}
     for i, first in enumerate(inside):
         related = kb.neighbours(first.entity) & keys
         near_to = i + 1
         while near_to < len(inside) and inside[near_to].start - first.end <= _MAX_GAP:
             near_to += 1
-        for second in inside[i + 1 : near_to]:
+        for j in range(i + 1, near_to):
+            second = inside[j]
             if first.entity == second.entity:
                 continue
             typed = _typed(text, first, second, patterns, any_pattern)
+            if i in clause:
+                typed = _in_clause(text, clause[i], first, second, typed)
             if typed is not None:
                 relations.append(typed)
+                if typed.relation in _DECLARATIONS and j not in clause:
+                    held = clause.get(i)
+                    subject = first if held is None else held[0]
+                    if typed.subject in (first.entity, subject.entity):
+                        clause[j] = (subject, typed.relation)
             elif second.entity in related and (first.entity, second.entity) not in seen:
                 seen.add((first.entity, second.entity))
                 relations.extend(_known(first, second, kb))
@@ -176,6 +192,28 @@ def _sentence_relations(
                 seen.add(pair)
                 relations.extend(_known(first, second, kb))
     return relations
+
+
+def _in_clause(
+    text: str,
+    held: tuple[EntityMention, str],
+    first: EntityMention,
+    second: EntityMention,
+    typed: RelationMention | None,
+) -> RelationMention | None:
+    """A relation read after ``first``, which ended a clause of ``subject``'s declaration:
+    "B implements C" there is ``subject`` implementing C, and "B, C" (a list of the clause)
+    gives ``subject`` the clause's relation with C too."""
+    subject, kind = held
+    if typed is not None:
+        if typed.relation in _DECLARATIONS and typed.subject == first.entity:
+            return typed._replace(subject=subject.entity)
+        return typed
+    if subject.entity == second.entity or not _LIST_GAP.fullmatch(text[first.end : second.start]):
+        return None
+    sureness = min(subject.score, second.score)
+    confidence = _PATTERN_BASE + (1 - _PATTERN_BASE) * sureness
+    return RelationMention(subject.entity, kind, second.entity, confidence, "")
 
 
 def _typed(
@@ -190,6 +228,8 @@ def _typed(
     between = text[first.end : second.start]
     if _LETTER.search(between) is None:  # ", " or "(": most pairs on a page of code
         return None
+    if between.startswith("<"):  # the first's type parameters: "SwingWorker<T,V> extends"
+        between = _TYPE_ARGS.sub("", between, count=1)
     if any_pattern.fullmatch(between) is None:
         return None
     after = text[second.end : second.end + 10]
