@@ -100,6 +100,10 @@ class LinkWeights:
     """Least rapidfuzz ratio (0-100) for a fuzzy alias candidate."""
     context_saturation: float = 3.0
     """Shared profile tokens at which context similarity reaches 1 - 1/e."""
+    lone_needs_page: bool = True
+    """A lone candidate (the only entity with the name) is NIL when its profile shares no
+    word with the page: the name then means something the KB lacks (a left-out type of the
+    same simple name, a namesake in another field), not the one entity it knows."""
 
 
 class Candidate(NamedTuple):
@@ -363,7 +367,12 @@ class Linker:
         if len(found) == 1:
             bare = self._base(span, found[0], frozenset(), frozenset())
             if bare >= self._weights.nil_threshold:
-                return _Weighed(found, (bare,), None, page_free=True)
+                if not self._weights.lone_needs_page:
+                    return _Weighed(found, (bare,), None, page_free=True)
+                profile = self._profiles.get(found[0].key)
+                if not profile or not profile.isdisjoint(context.page):
+                    return _Weighed(found, (bare,), None, page_free=False)
+                return _Weighed((), (), None, page_free=False)  # nothing on the page: NIL
         else:
             bare = None
         if not found:
