@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from topicrawl.core.config import CrawlSettings
+from topicrawl.core.errors import DatabaseLocked
 from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer
 from topicrawl.demoweb.kb import demo_kb_jsonl
 from topicrawl.engine import run_crawl
@@ -76,7 +77,16 @@ async def crawl(
         storage={"url": str(db), "flush_interval": 0.2},
         kg=kg,
     )
-    await run_crawl(settings)
+    try:
+        await run_crawl(settings)
+    except DatabaseLocked:  # a loaded machine: a writer waited past SQLite's busy timeout
+        fresh = db.with_name(db.stem + "-again.db")
+        await with_kb(fresh)
+        settings = settings.model_copy(
+            update={"storage": settings.storage.model_copy(update={"url": str(fresh)})}
+        )
+        await run_crawl(settings)
+        db = fresh
     with sqlite3.connect(db) as connection:
         return [url for (url,) in connection.execute("SELECT final_url FROM pages ORDER BY id")]
 
