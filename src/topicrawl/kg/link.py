@@ -14,7 +14,9 @@ text search: it runs in the parse worker, which has no database). Each candidate
   pass, after a first one without it).
 
 Below ``nil_threshold`` the mention is NIL: it becomes a *found* entity of its own
-(:func:`~topicrawl.kg.model.found_key`) rather than being forced onto a wrong one.
+(:func:`~topicrawl.kg.model.found_key`) rather than being forced onto a wrong one. So is a
+name whose only candidate shares no word of its profile with the page (``lone_needs_page``):
+the one entity the KB knows by that name is not taken on its prior alone.
 """
 
 from __future__ import annotations
