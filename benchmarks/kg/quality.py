@@ -318,8 +318,14 @@ def main() -> None:
     parser.add_argument(
         "--nil-threshold", type=float, default=LinkWeights().nil_threshold, help="the linker's"
     )
+    parser.add_argument(
+        "--lone-needs-page",
+        action=argparse.BooleanOptionalAction,
+        default=LinkWeights().lone_needs_page,
+        help="a lone candidate is NIL when its profile shares no word with the page",
+    )
     args = parser.parse_args()
-    weights = LinkWeights(nil_threshold=args.nil_threshold)
+    weights = LinkWeights(nil_threshold=args.nil_threshold, lone_needs_page=args.lone_needs_page)
     demo = demo_sets(args.seed, weights)
     print(demo["zh"].report("Demo web, Chinese pages"))
     print(demo["en"].report("Demo web, English pages"))

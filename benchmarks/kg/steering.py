@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import sqlite3
 import statistics
@@ -25,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from topicrawl.core.config import CrawlSettings
+from topicrawl.core.errors import DatabaseLocked
 from topicrawl.demoweb import TOPICS, DemoWeb, DemoWebServer
 from topicrawl.demoweb.kb import demo_kb_jsonl
 from topicrawl.engine import run_crawl
@@ -51,9 +53,17 @@ async def with_kb(db: Path) -> Path:
 
 
 async def crawl(
-    server: DemoWebServer, db: Path, strategy: str, workers: int, prefer: str | None
+    server: DemoWebServer,
+    db: Path,
+    strategy: str,
+    workers: int,
+    prefer: str | None,
+    block_exponent: float = 0.0,
 ) -> list[str]:
     bases = server.web.bases()
+    kg: dict[str, object] = {}
+    if prefer:
+        kg = {"prefer": (prefer,), "radius": 2, "block_exponent": block_exponent}
     settings = CrawlSettings(
         seeds=tuple(bases.values()),
         strategy=strategy,
@@ -65,9 +75,18 @@ async def crawl(
         scope={"allowed_domains": tuple(bases), "max_depth": 6},
         fetch={"timeout": 5.0, "backoff_base": 0.05, "backoff_max": 1.0},
         storage={"url": str(db), "flush_interval": 0.2},
-        kg={"prefer": (prefer,), "radius": 2} if prefer else {},
+        kg=kg,
     )
-    await run_crawl(settings)
+    try:
+        await run_crawl(settings)
+    except DatabaseLocked:  # a loaded machine: a writer waited past SQLite's busy timeout
+        fresh = db.with_name(db.stem + "-again.db")
+        await with_kb(fresh)
+        settings = settings.model_copy(
+            update={"storage": settings.storage.model_copy(update={"url": str(fresh)})}
+        )
+        await run_crawl(settings)
+        db = fresh
     with sqlite3.connect(db) as connection:
         return [url for (url,) in connection.execute("SELECT final_url FROM pages ORDER BY id")]
 
@@ -81,38 +100,86 @@ def fetches_to_90(order: list[str], gold: set[str]) -> int:
     return found[math.ceil(0.9 * len(found)) - 1]
 
 
+def _ratios(plain: list[str], preferring: list[str], gold: set[str]) -> tuple[float, float]:
+    """Fetches to 90 % and mean position of the gold pages: with / without."""
+    to_90 = fetches_to_90(preferring, gold) / fetches_to_90(plain, gold)
+    mean = statistics.mean(positions(preferring, gold)) / statistics.mean(positions(plain, gold))
+    return to_90, mean
+
+
+def leave_one_out(results: dict[float, dict[str, tuple[float, float]]]) -> list[float]:
+    """Each entity's ratio to 90 % under the exponent the other entities chose (the lowest
+    geometric mean of their ratios; ties to the smaller exponent)."""
+    names = list(next(iter(results.values())))
+    held_out = []
+    for name in names:
+
+        def others(exponent: float, name: str = name) -> float:
+            return statistics.geometric_mean(
+                [r[0] for n, r in results[exponent].items() if n != name]
+            )
+
+        best = min(sorted(results), key=others)
+        ratio = results[best][name][0]
+        held_out.append(ratio)
+        print(f"  {name}: exponent {best} chosen without it, its ratio {ratio:.2f}")
+    return held_out
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--strategy", default="bfs")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--block-exponents",
+        default="0",
+        help="comma-separated candidates; with more than one, each entity's figure is taken"
+        " with the exponent chosen on the other entities (leave one out)",
+    )
+    parser.add_argument("--orders", type=Path, help="write every crawl's fetch order here (JSON)")
     args = parser.parse_args()
+    exponents = [float(x) for x in args.block_exponents.split(",")]
     web = DemoWeb.generate(seed=11, hosts=4, pages_per_host=25, crawl_delay=0.0)
     server = DemoWebServer(web, slow_delay=0.2)
-    ratios, mean_ratios = [], []
+    results: dict[float, dict[str, tuple[float, float]]] = {e: {} for e in exponents}
     with server.run_in_thread(), tempfile.TemporaryDirectory() as scratch:
         bound = server.web
-        plain_db = await with_kb(Path(scratch) / "plain.db")
-        plain = await crawl(server, plain_db, args.strategy, args.workers, None)
-        print(f"{'entity':18s} pages  without  with  ratio  mean without  with  ratio")
-        for name, count in chosen(web):
-            gold = {bound.url_of(p) for p in bound.pages if p.is_document and name in p.text}
-            gold &= set(plain)
-            db = await with_kb(Path(scratch) / f"{len(ratios)}.db")
-            preferring = await crawl(server, db, args.strategy, args.workers, name)
-            without, with_ = fetches_to_90(plain, gold), fetches_to_90(preferring, gold)
-            ratios.append(with_ / without)
-            mean_without = statistics.mean(positions(plain, gold))
-            mean_with = statistics.mean(positions(preferring, gold))
-            mean_ratios.append(mean_with / mean_without)
+        plain = await crawl(
+            server, await with_kb(Path(scratch) / "plain.db"), args.strategy, args.workers, None
+        )
+        orders: dict[str, object] = {"plain": plain, "port": bound.port}
+        for exponent in exponents:
+            print(f"block exponent {exponent}")
+            print(f"{'entity':18s} pages  without  with  ratio  mean without  with  ratio")
+            for name, count in chosen(web):
+                gold = {bound.url_of(p) for p in bound.pages if p.is_document and name in p.text}
+                gold &= set(plain)
+                db = await with_kb(Path(scratch) / f"{exponent}-{len(orders)}.db")
+                preferring = await crawl(
+                    server, db, args.strategy, args.workers, name, block_exponent=exponent
+                )
+                orders[f"{exponent} {name}"] = preferring
+                if args.orders is not None:  # after every crawl: a later one may fail
+                    args.orders.write_text(json.dumps(orders, ensure_ascii=False), "utf-8")
+                results[exponent][name] = _ratios(plain, preferring, gold)
+                without, with_ = fetches_to_90(plain, gold), fetches_to_90(preferring, gold)
+                mean_without = statistics.mean(positions(plain, gold))
+                mean_with = statistics.mean(positions(preferring, gold))
+                print(
+                    f"{name:18s} {count:5d}  {without:7d}  {with_:4d}  {with_ / without:5.2f}"
+                    f"  {mean_without:12.0f}  {mean_with:4.0f}  {mean_with / mean_without:5.2f}"
+                )
             print(
-                f"{name:18s} {count:5d}  {without:7d}  {with_:4d}  {with_ / without:5.2f}"
-                f"  {mean_without:12.0f}  {mean_with:4.0f}  {mean_with / mean_without:5.2f}"
+                "geometric mean of the ratios: to 90 %"
+                f" {statistics.geometric_mean([r[0] for r in results[exponent].values()]):.2f},"
+                " mean position"
+                f" {statistics.geometric_mean([r[1] for r in results[exponent].values()]):.2f}"
             )
-    print(
-        "geometric mean of the ratios: to 90 %"
-        f" {statistics.geometric_mean(ratios):.2f}, mean position"
-        f" {statistics.geometric_mean(mean_ratios):.2f}"
-    )
+    if len(exponents) > 1:
+        print("leave one entity out:")
+        held_out = leave_one_out(results)
+        mean = statistics.geometric_mean(held_out)
+        print(f"geometric mean of the held-out ratios to 90 %: {mean:.2f}")
 
 
 if __name__ == "__main__":

@@ -366,6 +366,16 @@ class KgSettings(_Section):
             " of every level)."
         ),
     )
+    block_exponent: float = Field(
+        0.0,
+        ge=0,
+        le=4,
+        description=(
+            "A link on a page that mentions a preferred entity is raised by the page's mention"
+            " times n ** -block_exponent, n the links of its block (0: every link alike; 1: a"
+            " navigation block of 20 links gets a twentieth)."
+        ),
+    )
 
     _lists = field_validator("prefer", mode="before")(_pattern_list)
 

@@ -80,7 +80,9 @@ async def open_kg(
         boost = settings.boost
         if boost is None:
             boost = float(max_depth + 1) if isinstance(strategy, BfsStrategy) else 1.0
-        wrapped = KgStrategy(strategy, preference=preference, boost=boost)
+        wrapped = KgStrategy(
+            strategy, preference=preference, boost=boost, block_exponent=settings.block_exponent
+        )
         if preference is not None:
             log.info(
                 "preferring %d entities (%d with neighbours within %d)",

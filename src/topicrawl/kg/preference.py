@@ -8,7 +8,9 @@ page as ``pages.reasons``). A link is raised when
 - its anchor text names a preferred entity or a neighbour (strength 1 for the entity itself,
   ``1 / (1 + d)`` for a neighbour ``d`` relations away, up to the radius);
 - its block's text does (times 0.6), or its URL does (times 0.8: ``/wiki/Julia_Child``);
-- its page mentions one (times 0.5: a page about the entity links to more of it).
+- its page mentions one (times 0.5: a page about the entity links to more of it), less for a
+  link in a block of many (times ``n ** -block_exponent`` for a block of n links: a page's
+  navigation and footer lead to its site, its text and short lists to what it is about).
 
 The boost is ``boost`` times the strongest of these, added to the inner strategy's score.
 A strategy that holds links back (the focused one keeps links under its link threshold in a
@@ -206,6 +208,8 @@ class KgStrategy:
         inner: the crawl's strategy.
         preference: the preferred entities (None: findings are kept, no link is boosted).
         boost: the score added for a link of strength 1.
+        block_exponent: how much less the page's own mention counts for a link in a block of
+            many links (0: not at all).
     """
 
     def __init__(
@@ -214,12 +218,16 @@ class KgStrategy:
         *,
         preference: EntityPreference | None,
         boost: float = 1.0,
+        block_exponent: float = 0.0,
         clock: Any = time.time,
     ) -> None:
+        if block_exponent < 0:
+            raise ValueError(f"block_exponent must be >= 0, got {block_exponent}")
         self.inner = inner
         self.name = inner.name
         self._preference = preference
         self._boost = boost
+        self._block_exponent = block_exponent
         self._clock = clock
         self._findings: list[PageFinding] = []
         self._boosted: dict[str, float] = {}
@@ -265,7 +273,7 @@ class KgStrategy:
             return result
         self._waiting.pop(page.url, None)
         grew = found is not None and self._preference.learn(found)
-        links = {link.url: (link.anchor, link.block_text) for link in page.links}
+        links = self._links(page)
         page_strength = self._preference.page_strength(found)
         requests = tuple(self._boost_all(result.requests, page_strength=page_strength, links=links))
         if self._pool is not None:
@@ -276,6 +284,17 @@ class KgStrategy:
             if self._pool is not None:
                 requests += tuple(self._pool.take_preferred_waiting())
         return dataclasses.replace(result, requests=requests, rescored=tuple(rescored))
+
+    def _links(self, page: Page) -> dict[str, tuple[str, str, float]]:
+        """Each link's anchor, block text and share of its page's mention strength."""
+        sizes: dict[int, int] = {}
+        for link in page.links:
+            sizes[link.block] = sizes.get(link.block, 0) + 1
+        exponent = self._block_exponent
+        return {
+            link.url: (link.anchor, link.block_text, sizes[link.block] ** -exponent)
+            for link in page.links
+        }
 
     def held_strength(self, request: Request, block: str, page_strength: float) -> float:
         """How strongly a link the inner strategy holds back is tied to a counted entity."""
@@ -324,16 +343,16 @@ class KgStrategy:
         requests: Iterable[Request],
         *,
         page_strength: float,
-        links: Mapping[str, tuple[str, str]],
+        links: Mapping[str, tuple[str, str, float]],
     ) -> Iterable[Request]:
         preference = self._preference
         if preference is None:
             yield from requests
             return
         for request in requests:
-            anchor, block = links.get(request.url, (request.anchor, ""))
+            anchor, block, share = links.get(request.url, (request.anchor, "", 1.0))
             anchor = anchor or request.anchor
-            strength = self._strength(preference, request.url, anchor, block, page_strength)
+            strength = self._strength(preference, request.url, anchor, block, page_strength * share)
             if strength <= 0.0:
                 if len(self._waiting) >= _MAX_WAITING:
                     self._waiting.pop(next(iter(self._waiting)))
@@ -380,7 +399,7 @@ class _PreferringPool:
         self._added.append(request)
 
     def take_preferred(
-        self, links: Mapping[str, tuple[str, str]], page_strength: float
+        self, links: Mapping[str, tuple[str, str, float]], page_strength: float
     ) -> list[Request]:
         """The links held back while the last page was scored that the graph wants now."""
         added, self._added = self._added, []
@@ -388,8 +407,8 @@ class _PreferringPool:
         for request in added:
             if request.url not in self._pool:
                 continue  # queued after all, or dropped by the pool
-            block = links.get(request.url, ("", ""))[1]
-            strength = self._owner.held_strength(request, block, page_strength)
+            _, block, share = links.get(request.url, ("", "", 1.0))
+            strength = self._owner.held_strength(request, block, page_strength * share)
             if strength > 0.0:
                 self._pool.discard(request.url)
                 self._held.pop(request.url, None)

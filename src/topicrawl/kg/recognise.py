@@ -2,8 +2,9 @@
 
 Three recognisers, merged (the knowledge base's names win an overlap, then the longer span):
 
-- a gazetteer over the KB's aliases (Aho-Corasick, pyahocorasick): case-insensitive, but an
-  alias written with capitals only matches text that starts with one, and an alias in a Latin
+- a gazetteer over the KB's aliases (Aho-Corasick, pyahocorasick) in the spellings a name
+  takes (as written, in capitals, capitalised; a lower-case alias also in title case), so an
+  alias written with a capital only matches text that starts with one; an alias in a Latin
   script only matches whole words;
 - jieba for Chinese proper names: its dictionary's tags (``nr`` person, ``ns`` place, ``nt``
   organisation, ``nz`` other) and, for names jieba's HMM cut out but does not know, a surname
@@ -21,6 +22,7 @@ automaton and jieba's dictionaries are built on first use).
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from typing import Any, NamedTuple
@@ -50,15 +52,22 @@ POS_TYPES = {
 _TAG_OF_TYPE = {"person": "nr", "place": "ns", "organisation": "nt"}
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-# A capitalised word (or an acronym, or CamelCase), with inner apostrophes and hyphens.
-_WORD_PATTERN = r"(?<![\w'’-])[A-Z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*"
+# A capitalised word (or an acronym, or CamelCase), with inner apostrophes and hyphens. The
+# capital comes first and the look back at what precedes it after: the expression fails at
+# once on the other characters (a look back first is tried at every one, four times slower).
+_AFTER_CAPITAL = r"[A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*"
+_WORD_PATTERN = rf"[A-Z](?<![\w'’-].){_AFTER_CAPITAL}"
 _CAPS_WORD = re.compile(_WORD_PATTERN)
 _CONNECTORS = frozenset({"of", "de", "del", "der", "da", "van", "von", "la", "le", "du", "&"})
-# A run of capitalised words joined by one space or by a connector between spaces.
-_CAPS_RUN = re.compile(
-    rf"{_WORD_PATTERN}(?:(?: | (?:{'|'.join(sorted(_CONNECTORS))}) ){_WORD_PATTERN})*"
-)
 _SENTENCE_END = frozenset(".!?:;\u3002\uff01\uff1f\n\"'“”()[]")
+_MARKS = "".join(re.escape(mark) for mark in sorted(_SENTENCE_END))
+# A run of capitalised words joined by one space or by a connector between spaces; the empty
+# group ``first`` matches when the run starts a sentence (the text's start, or a mark, maybe
+# and a space, before its capital), so the common single word is judged without reading back.
+_CAPS_RUN = re.compile(
+    rf"[A-Z](?<![\w'’-].)(?P<first>(?<![^{_MARKS}].)|(?<=[{_MARKS}][ \t].))?{_AFTER_CAPITAL}"
+    rf"(?:(?: | (?:{'|'.join(sorted(_CONNECTORS))}) ){_WORD_PATTERN})*"
+)
 _MAX_SPAN = 80
 _MIN_POS_CHARS = 2
 
@@ -76,11 +85,14 @@ class Span(NamedTuple):
 
 def has_cjk(text: str) -> bool:
     """Whether the text has a Chinese character."""
-    return _CJK.search(text) is not None
+    return not text.isascii() and _CJK.search(text) is not None
 
 
 def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
+
+
+_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def _latin_word_char(char: str) -> bool:
@@ -89,13 +101,13 @@ def _latin_word_char(char: str) -> bool:
     return _is_word_char(char) and not has_cjk(char)
 
 
-def _lower_same_length(text: str) -> str:
-    """``text.lower()``, but with every character kept at its index (a few characters lower to
-    two, e.g. 'İ'; those stay as they are)."""
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+def _spellings(alias: str) -> set[str]:
+    """The spellings of ``alias`` the gazetteer matches: as written, in capitals, with only
+    its first letter capital, and (for one written in lower case) in title case."""
+    spellings = {alias, alias.upper(), alias[:1] + alias[1:].lower()}
+    if not alias[:1].isupper():
+        spellings |= {alias.lower(), alias.title(), alias[:1].upper() + alias[1:]}
+    return {s for s in spellings if s.strip()}
 
 
 class Recogniser:
@@ -146,42 +158,40 @@ class Recogniser:
     def spans(self, text: str) -> list[Span]:
         """The names in ``text``, in order, none overlapping."""
         found = self._gazetteer(text)
-        chinese = self._chinese and has_cjk(text)
-        if chinese:
-            found += self._pos_names(text)
+        named = self._pos_names(text) if self._chinese and has_cjk(text) else []
+        caps: list[Span] = []
         if self._english:
             known = bytearray(len(text))
             for span in found:
-                if span.source == KB_SOURCE:
-                    known[span.start] = 1
-            found += self._capitalised(text, known)
-        return _merge(found)
+                known[span.start] = 1
+            caps = self._capitalised(text, known)
+        return _merge(found, named, caps)
 
     # -- gazetteer ------------------------------------------------------------------------
 
     def _build_automaton(self) -> Any:
-        # Lowered alias -> its spellings with their types ("Apple" the company, "apple" the
-        # fruit): a match stands if one spelling's case rule allows it.
-        spellings: dict[str, list[tuple[str, str]]] = {}
-        for alias, entity_type in self._names.items():
-            key = _lower_same_length(alias)
-            if key.strip():
-                spellings.setdefault(key, []).append((alias, entity_type))
+        # The automaton runs over the text as it is (no lowered copy): each alias is added in
+        # the spellings it may have. One written with a capital (the class "List", "Julia
+        # Child") needs one in the text too, so it is added as written, in capitals and with
+        # only its first letter capital; one in lower case ("apple") also capitalised and in
+        # title case. Matching the text's own case is what keeps the matches few: on a Java
+        # class page, "list", "set" and "type" in prose were two thirds of them.
         automaton = ahocorasick.Automaton()
-        for key, variants in spellings.items():
-            # What each match checks, worked out once: whether the alias starts or ends with
-            # a Latin word character (then it must not continue a word of the text), and
-            # whether every spelling is capitalised (then the text's must be too).
-            automaton.add_word(
-                key,
-                (
-                    len(key),
-                    _latin_word_char(key[0]),
-                    _latin_word_char(key[-1]),
-                    all(alias[0].isupper() for alias, _ in variants),
-                ),
-            )
-        if spellings:
+        for alias in self._names:
+            if not alias.strip():
+                continue
+            for spelling in _spellings(alias):
+                # Whether it starts or ends with a Latin word character, worked out once (then
+                # the text's neighbouring character must not continue the word).
+                automaton.add_word(
+                    spelling,
+                    (
+                        len(spelling),
+                        _latin_word_char(spelling[0]),
+                        _latin_word_char(spelling[-1]),
+                    ),
+                )
+        if len(automaton):
             automaton.make_automaton()
         return automaton
 
@@ -195,23 +205,23 @@ class Recogniser:
         automaton = self._automaton
         if not len(automaton):
             return []
-        lowered = _lower_same_length(text)
         spans = []
         size = len(text)
-        word_char = _latin_word_char
-        for end_index, (length, latin_first, latin_last, capital) in automaton.iter_long(lowered):
+        ascii_word = _ASCII_WORD
+        for end_index, (length, latin_first, latin_last) in automaton.iter_long(text):
             end = end_index + 1
             start = end - length
             # A Latin-script alias matches whole words only: not inside a longer Latin word,
             # but right beside Chinese ("使用DocumentRoot指令": Chinese has no spaces).
-            if latin_first and start > 0 and word_char(text[start - 1]):
-                continue
-            if latin_last and end < size and word_char(text[end]):
-                continue
-            # "list" in prose is not the class List: a capitalised alias needs a capital.
+            if latin_first and start > 0:
+                char = text[start - 1]
+                if char in ascii_word or (not char.isascii() and _latin_word_char(char)):
+                    continue
+            if latin_last and end < size:
+                char = text[end]
+                if char in ascii_word or (not char.isascii() and _latin_word_char(char)):
+                    continue
             # The type stays unknown: the KB's guess is no evidence for linking.
-            if capital and not text[start].isupper():
-                continue
             spans.append(Span(start, end, text[start:end], "", KB_SOURCE))
         return spans
 
@@ -256,15 +266,23 @@ class Recogniser:
         """Runs of capitalised words; a word where a KB name starts is the KB's (and ends a
         run), which also spares most of the work on pages full of known names."""
         spans: list[Span] = []
+        stop = self._stop
         for run in _CAPS_RUN.finditer(text):
             start, end = run.span()
+            surface = run.group()
+            if " " not in surface:  # one word, most runs: judged here
+                if known[start] or len(surface) < 2 or surface.lower() in stop:
+                    continue  # a KB name's start, a letter ("T" of List<T>), "The"
+                rest = surface[1:]
+                if run.group("first") is not None and rest == rest.lower():
+                    continue  # a sentence's first word ("Returns"), unless CamelCase
+                spans.append(Span(start, end, surface, "", CAPS_SOURCE))
+                continue
             if known.find(1, start, end) == -1:
                 span = self._caps_span(text, start, end)
                 if span is not None:
                     spans.append(span)
                 continue
-            if known[start] and " " not in run.group():
-                continue  # one word, a KB name's start
             # A KB name inside: the words around it make runs of their own.
             words = [w for w in _CAPS_WORD.finditer(text, start, end) if not known[w.start()]]
             index = 0
@@ -297,8 +315,10 @@ class Recogniser:
             return None
         if first == len(tokens) - 1:
             word = tokens[first]
-            inner_capital = not word[1:].islower() and any(c.isupper() for c in word[1:])
-            if not inner_capital and _starts_sentence(text, start):
+            if len(word) < 2:
+                return None
+            rest = word[1:]
+            if rest == rest.lower() and _starts_sentence(text, start):
                 return None
         return Span(start, end, text[start:end], "", CAPS_SOURCE)
 
@@ -373,19 +393,27 @@ class _ChineseTagger:
         return None
 
 
-_PRIORITY = {KB_SOURCE: 0, POS_SOURCE: 1, CAPS_SOURCE: 2}
-
-
-def _merge(spans: list[Span]) -> list[Span]:
-    """Non-overlapping spans: the KB's first, then longer, then earlier."""
-    if not spans:
-        return []
-    covered = bytearray(max(span.end for span in spans))
-    chosen: list[Span] = []
-    ordered = sorted(spans, key=lambda s: (_PRIORITY[s.source], s.start - s.end, s.start))
-    for span in ordered:
-        if covered.find(1, span.start, span.end) != -1:
+def _merge(spans: list[Span], *others: list[Span]) -> list[Span]:
+    """Non-overlapping spans: all of ``spans`` (the KB's), then of each list of ``others`` in
+    turn those that overlap nothing taken before. Each list is in text order and overlaps
+    nothing of its own (the gazetteer's longest matches, jieba's words, runs of capitals),
+    so a span is checked against its two neighbours among those taken, not all of them."""
+    chosen = spans
+    for extra in others:
+        if not extra:
             continue
-        chosen.append(span)
-        covered[span.start : span.end] = b"\x01" * (span.end - span.start)
-    return sorted(chosen)
+        if not chosen:
+            chosen = list(extra)
+            continue
+        starts = [span.start for span in chosen]
+        kept = []
+        for span in extra:
+            at = bisect.bisect_right(starts, span.start)
+            if at and chosen[at - 1].end > span.start:
+                continue
+            if at < len(chosen) and chosen[at].start < span.end:
+                continue
+            kept.append(span)
+        if kept:
+            chosen = sorted(chosen + kept)
+    return chosen

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from topicrawl.core.models import EntityMention, RelationMention
 from topicrawl.kg.model import KnowledgeBase
@@ -24,7 +25,12 @@ _SENTENCE_END = re.compile(r"[.!?;\n。！？；]")
 _EVIDENCE = 300
 _MAX_GAP = 60  # characters between two mentions at most for a pattern to apply
 _LETTER = re.compile(r"[^\W\d_]")  # every pattern has a word between (or after) the two
+_BY_START = attrgetter("start")
 _PATTERN_BASE = 0.6
+_DECLARATIONS = frozenset({"extends", "implements"})
+_TYPE_ARGS = re.compile(r"^<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+# Between two types of one clause's list: a comma, after the first's type arguments if any.
+_LIST_GAP = re.compile(r"(?:<[^<>]*(?:<[^<>]*>[^<>]*)*>)?\s*,\s*")
 _KB_BASE = 0.3
 
 
@@ -84,6 +90,15 @@ PATTERNS: tuple[RelationPattern, ...] = (
 )
 
 
+def _any_of(patterns: Sequence[RelationPattern]) -> re.Pattern[str]:
+    """One expression that matches where any of ``patterns`` (their words between) does: most
+    close pairs match none, and are turned away by one match instead of one per pattern."""
+    return re.compile("|".join(f"(?:{p.between.pattern})" for p in patterns), re.IGNORECASE)
+
+
+_ANY_PATTERN = _any_of(PATTERNS)
+
+
 def extract_relations(
     text: str,
     mentions: Sequence[EntityMention],
@@ -98,7 +113,8 @@ def extract_relations(
     reading every sentence of the page: a page of code has thousands, most without a name.
     """
     found: dict[tuple[str, str, str], RelationMention] = {}
-    ordered = sorted(mentions, key=lambda m: m.start)
+    any_pattern = _ANY_PATTERN if patterns is PATTERNS else _any_of(patterns)
+    ordered = sorted(mentions, key=_BY_START)  # in order already, from the linker
     group: list[EntityMention] = []
     for mention in [*ordered, None]:
         if mention is not None and (
@@ -107,11 +123,13 @@ def extract_relations(
             group.append(mention)
             continue
         if len(group) > 1:
-            evidence = _sentence_of(text, group[0].start, group[-1].end)
-            for relation in _sentence_relations(text, group, kb, patterns, evidence):
+            read = _sentence_relations(text, group, kb, patterns, any_pattern)
+            # The sentence is cut out only for a group that relates something.
+            evidence = _sentence_of(text, group[0].start, group[-1].end) if read else ""
+            for relation in read:
                 key = (relation.subject, relation.relation, relation.object)
                 if key not in found or found[key].confidence < relation.confidence:
-                    found[key] = relation
+                    found[key] = relation._replace(evidence=evidence)
         group = [mention] if mention is not None else []
     return list(found.values())
 
@@ -131,7 +149,7 @@ def _sentence_relations(
     inside: Sequence[EntityMention],
     kb: KnowledgeBase,
     patterns: Sequence[RelationPattern],
-    evidence: str,
+    any_pattern: re.Pattern[str],
 ) -> list[RelationMention]:
     """The pairs of mentions close enough for a pattern, each tried against the patterns,
     and the pairs further apart that the KB relates (found through each entity's
@@ -140,28 +158,62 @@ def _sentence_relations(
     keys = {mention.entity for mention in inside}
     # Mentions that start later than each mention ends: the pairs of the sentence.
     seen: set[tuple[str, str]] = set()
+    # A declaration's clauses: in "A extends B implements C, D" the type that implements C
+    # and D is A, not B: the mention that ends an extends/implements clause (by its index)
+    # -> the clause's subject mention and relation.
+    clause: dict[int, tuple[EntityMention, str]] = {}
     for i, first in enumerate(inside):
+        related = kb.neighbours(first.entity) & keys
         near_to = i + 1
         while near_to < len(inside) and inside[near_to].start - first.end <= _MAX_GAP:
             near_to += 1
-        for second in inside[i + 1 : near_to]:
+        for j in range(i + 1, near_to):
+            second = inside[j]
             if first.entity == second.entity:
                 continue
-            typed = _typed(text, first, second, patterns, evidence)
+            typed = _typed(text, first, second, patterns, any_pattern)
+            if i in clause:
+                typed = _in_clause(text, clause[i], first, second, typed)
             if typed is not None:
                 relations.append(typed)
-            else:
+                if typed.relation in _DECLARATIONS and j not in clause:
+                    held = clause.get(i)
+                    subject = first if held is None else held[0]
+                    if typed.subject in (first.entity, subject.entity):
+                        clause[j] = (subject, typed.relation)
+            elif second.entity in related and (first.entity, second.entity) not in seen:
                 seen.add((first.entity, second.entity))
-                relations.extend(_known(first, second, kb, evidence))
-        related = kb.neighbours(first.entity) & keys
+                relations.extend(_known(first, second, kb))
         if not related:
             continue
         for second in inside[near_to:]:
             pair = (first.entity, second.entity)
             if second.entity in related and pair not in seen:
                 seen.add(pair)
-                relations.extend(_known(first, second, kb, evidence))
+                relations.extend(_known(first, second, kb))
     return relations
+
+
+def _in_clause(
+    text: str,
+    held: tuple[EntityMention, str],
+    first: EntityMention,
+    second: EntityMention,
+    typed: RelationMention | None,
+) -> RelationMention | None:
+    """A relation read after ``first``, which ended a clause of ``subject``'s declaration:
+    "B implements C" there is ``subject`` implementing C, and "B, C" (a list of the clause)
+    gives ``subject`` the clause's relation with C too."""
+    subject, kind = held
+    if typed is not None:
+        if typed.relation in _DECLARATIONS and typed.subject == first.entity:
+            return typed._replace(subject=subject.entity)
+        return typed
+    if subject.entity == second.entity or not _LIST_GAP.fullmatch(text[first.end : second.start]):
+        return None
+    sureness = min(subject.score, second.score)
+    confidence = _PATTERN_BASE + (1 - _PATTERN_BASE) * sureness
+    return RelationMention(subject.entity, kind, second.entity, confidence, "")
 
 
 def _typed(
@@ -169,11 +221,16 @@ def _typed(
     first: EntityMention,
     second: EntityMention,
     patterns: Sequence[RelationPattern],
-    evidence: str,
+    any_pattern: re.Pattern[str],
 ) -> RelationMention | None:
-    """The relation a pattern reads in the words between two close mentions, if one does."""
+    """The relation a pattern reads in the words between two close mentions, if one does
+    (its evidence is filled in by the caller)."""
     between = text[first.end : second.start]
     if _LETTER.search(between) is None:  # ", " or "(": most pairs on a page of code
+        return None
+    if between.startswith("<"):  # the first's type parameters: "SwingWorker<T,V> extends"
+        between = _TYPE_ARGS.sub("", between, count=1)
+    if any_pattern.fullmatch(between) is None:
         return None
     after = text[second.end : second.end + 10]
     for pattern in patterns:
@@ -184,7 +241,7 @@ def _typed(
         subject, obj = (second, first) if pattern.reverse else (first, second)
         sureness = min(first.score, second.score)
         confidence = _PATTERN_BASE + (1 - _PATTERN_BASE) * sureness
-        return RelationMention(subject.entity, pattern.relation, obj.entity, confidence, evidence)
+        return RelationMention(subject.entity, pattern.relation, obj.entity, confidence, "")
     return None
 
 
@@ -192,13 +249,13 @@ def _known(
     first: EntityMention,
     second: EntityMention,
     kb: KnowledgeBase,
-    evidence: str,
 ) -> list[RelationMention]:
-    """The KB's own relations between two co-occurring entities, seen again on the page."""
+    """The KB's own relations between two co-occurring entities, seen again on the page
+    (its evidence is filled in by the caller)."""
     sureness = min(first.score, second.score)
     return [
         RelationMention(
-            r.subject, r.type, r.object, _KB_BASE * r.confidence * (0.5 + sureness / 2), evidence
+            r.subject, r.type, r.object, _KB_BASE * r.confidence * (0.5 + sureness / 2), ""
         )
         for r in kb.relations_between(first.entity, second.entity)
     ]

@@ -44,8 +44,9 @@ def test_candidates_exact_fuzzy_and_by_token(kb: KnowledgeBase) -> None:
 
 
 def test_coherence_links_a_name_with_its_neighbour_on_the_page(kb: KnowledgeBase) -> None:
-    alone = EntityAnalyzer(kb)("", "We watched Inception.").mentions
-    together = EntityAnalyzer(kb)("", "We watched Inception by Christopher Nolan.").mentions
+    alone = EntityAnalyzer(kb)("", "We watched the film Inception.").mentions
+    text = "We watched the film Inception by Christopher Nolan."
+    together = EntityAnalyzer(kb)("", text).mentions
     score_alone = next(m.score for m in alone if m.entity == "inception")
     score_together = next(m.score for m in together if m.entity == "inception")
     assert score_together > score_alone
@@ -56,3 +57,16 @@ def test_the_analyzer_pickles_small_and_answers_the_same(kb: KnowledgeBase) -> N
     text = "盗梦空间的导演是诺兰。Apple released a new iPhone."
     copy = pickle.loads(pickle.dumps(analyzer))
     assert copy("Title", text) == analyzer("Title", text)
+
+
+def test_a_lone_candidate_the_page_gives_no_word_for_is_nil(kb: KnowledgeBase) -> None:
+    # Inception is the KB's only entity of that name, but this page is about a band.
+    band = linked(kb, "Inception played metal songs in Oslo last night.")
+    assert ("Inception", "found:unknown:inception") in band
+    film = linked(kb, "Inception is a science fiction film.")
+    assert ("Inception", "inception") in film
+    from topicrawl.kg.link import LinkWeights  # noqa: PLC0415
+
+    trusting = EntityAnalyzer(kb, weights=LinkWeights(lone_needs_page=False))
+    mentions = trusting("", "Inception played metal songs in Oslo last night.").mentions
+    assert (mentions[0].surface, mentions[0].entity) == ("Inception", "inception")

@@ -178,3 +178,27 @@ def test_links_the_focused_strategy_holds_back_are_queued_when_they_name_the_ent
     again = strategy.on_page(page(entities=grown, path="/x"))
     assert f"{BASE}/later" in {r.url for r in again.requests}
     assert f"{BASE}/later" not in inner.candidates  # type: ignore[attr-defined]
+
+
+def test_a_page_mention_counts_less_for_links_in_a_block_of_many(kb: KnowledgeBase) -> None:
+    kb, keys = preferred_keys(kb, ("nolan",))
+    mentioned = PageEntities((EntityMention("nolan", "Nolan", "person", 0, 5, 0.9),), ())
+    navigation = [Link(f"{BASE}/nav{i}", f"Section {i}", 0, "sections") for i in range(4)]
+    links = (*navigation, Link(f"{BASE}/story", "the story", 1, "the story"))
+
+    def with_exponent(exponent: float) -> dict[str, float]:
+        strategy = KgStrategy(
+            make_strategy("bfs", topics=()),
+            preference=EntityPreference(kb, keys, radius=0),
+            boost=1.0,
+            block_exponent=exponent,
+        )
+        return boosts(strategy, page(*links, entities=mentioned))
+
+    flat = with_exponent(0.0)
+    assert list(flat.values()) == pytest.approx([0.5] * 5)  # every link of the page alike
+    shared = with_exponent(1.0)
+    assert shared["/story"] == pytest.approx(0.5)  # alone in its block
+    assert shared["/nav0"] == pytest.approx(0.5 / 4)  # one of a block of four
+    with pytest.raises(ValueError, match="block_exponent"):
+        with_exponent(-1.0)

@@ -102,3 +102,19 @@ def test_a_latin_name_right_beside_chinese_is_found() -> None:
     recogniser = Recogniser(kb, english=False)
     assert surfaces(recogniser, "使用DocumentRoot指令设置目录。") == [("DocumentRoot", "kb")]
     assert surfaces(recogniser, "MyDocumentRoot 与 DocumentRoots 不是它。") == []
+
+
+def test_gazetteer_spellings_of_a_name_and_a_lone_letter_is_no_name() -> None:
+    kb = parse_kb(
+        '{"id": "jc", "name": "Julia Child", "type": "person"}\n'
+        '{"id": "ic", "name": "ice cream", "type": "food"}\n',
+        fmt="jsonl",
+    )
+    recogniser = Recogniser(kb, chinese=False)
+    text = "JULIA CHILD wrote it. Ice Cream and ice cream, not julia child. A List<T> of T."
+    assert surfaces(recogniser, text) == [
+        ("JULIA CHILD", "kb"),
+        ("Ice Cream", "kb"),
+        ("ice cream", "kb"),
+        ("List", "caps"),
+    ]

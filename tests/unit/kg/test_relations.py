@@ -53,3 +53,23 @@ def test_the_kb_types_a_known_pair_without_a_pattern_less_surely(kb: KnowledgeBa
 
 def test_unrelated_entities_in_a_sentence_make_no_relation(kb: KnowledgeBase) -> None:
     assert relations(kb, "Christopher Nolan ate an apple in Cupertino.") == set()
+
+
+def test_a_declarations_clauses_belong_to_its_subject() -> None:
+    from topicrawl.kg.kbfile import parse_kb  # noqa: PLC0415
+
+    names = ("SwingWorker", "Object", "RunnableFuture", "Serializable", "JMenu", "JMenuItem")
+    kb = parse_kb(
+        "".join(f'{{"id": "{n}", "name": "{n}", "type": "class"}}\n' for n in names), fmt="jsonl"
+    )
+    text = (
+        "public abstract class SwingWorker<T,V> extends Object implements RunnableFuture<T>,"
+        " Serializable\nA JMenu extends JMenuItem."
+    )
+    assert relations(kb, text) == {
+        ("SwingWorker", "extends", "Object"),
+        # Not "Object implements RunnableFuture": the clause is SwingWorker's.
+        ("SwingWorker", "implements", "RunnableFuture"),
+        ("SwingWorker", "implements", "Serializable"),
+        ("JMenu", "extends", "JMenuItem"),
+    }
