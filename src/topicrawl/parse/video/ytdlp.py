@@ -91,9 +91,30 @@ class YtDlpResolver:
 
     def _extract(self, url: str) -> dict[str, Any]:
         from yt_dlp import YoutubeDL  # noqa: PLC0415 (optional dependency)
+        from yt_dlp.networking.exceptions import HTTPError  # noqa: PLC0415
 
-        with YoutubeDL(self._options) as ydl:
-            info = ydl.extract_info(url, download=False)
+        opened: list[Any] = []
+
+        class _Closing(YoutubeDL):  # type: ignore[misc]
+            """Closes every response yt-dlp opened when it is closed: its generic extractor
+            keeps a page's response unclosed in a reference cycle, whose socket stays open
+            until the garbage collector finds it (seen with yt-dlp 2025.x)."""
+
+            def urlopen(self, req: Any) -> Any:
+                try:
+                    response = super().urlopen(req)
+                except HTTPError as exc:
+                    opened.append(exc.response)
+                    raise
+                opened.append(response)
+                return response
+
+        try:
+            with _Closing(self._options) as ydl:
+                info = ydl.extract_info(url, download=False)
+        finally:
+            for response in opened:
+                response.close()
         return dict(info or {})
 
 
