@@ -37,6 +37,7 @@ __all__ = [
     "VIDEO_DOMAIN_WORDS",
     "AccountPipelineSettings",
     "AccountRun",
+    "post_record",
     "run_account_pipeline",
     "signals_of",
 ]
@@ -136,6 +137,23 @@ class AccountRun:
         return sorted(r.account_id for r in self.records if r.kept)
 
 
+def post_record(account_id: str, entry: TimelineEntry) -> PostRecord:
+    """The row of a timeline entry of ``account_id`` (a repost keeps the original's id)."""
+    post = entry.post
+    return PostRecord(
+        account_id=account_id,
+        post_id=post.id,
+        original_id=post.id if entry.repost else None,
+        author=post.author,
+        text=post.text,
+        created_at=post.created_at,
+        reposts=post.reposts,
+        likes=post.likes,
+        comments=post.comments,
+        url=post.url,
+    )
+
+
 def signals_of(followers: int, entries: Sequence[TimelineEntry]) -> AccountSignals:
     """An account's signals from its timeline: originals, reposts, engagement received, and
     the days the timeline spans (at least one)."""
@@ -212,22 +230,7 @@ async def run_account_pipeline(
         )
         for a in sorted(graph.accounts)
     )
-    posts = tuple(
-        PostRecord(
-            account_id=a,
-            post_id=e.post.id,
-            original_id=e.post.id if e.repost else None,
-            author=e.post.author,
-            text=e.post.text,
-            created_at=e.post.created_at,
-            reposts=e.post.reposts,
-            likes=e.post.likes,
-            comments=e.post.comments,
-            url=e.post.url,
-        )
-        for a in sorted(timelines)
-        for e in timelines[a]
-    )
+    posts = tuple(post_record(a, e) for a in sorted(timelines) for e in timelines[a])
     return AccountRun(tuple(matches), graph, scores, influence, tiers, records, posts)
 
 
