@@ -6,6 +6,8 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
+import pytest
+
 from topicrawl.demoweb.accounts import AccountWorld
 from topicrawl.demoweb.accountserver import AccountServer
 from topicrawl.demoweb.video import VideoServer, build_video_site
@@ -48,12 +50,10 @@ def test_pages_carry_an_etag_and_a_matching_request_gets_304() -> None:
             first = response.read()
         assert etag
         request = urllib.request.Request(url, headers={"If-None-Match": etag})
-        try:
+        with pytest.raises(urllib.error.HTTPError) as raised:
             urllib.request.urlopen(request, timeout=10).close()
-            raise AssertionError("expected 304")
-        except urllib.error.HTTPError as exc:
-            assert exc.code == 304
-            exc.close()
+        assert raised.value.code == 304
+        raised.value.close()
         days[0] = 60.0  # two months later the counts differ: a full answer again
         with urllib.request.urlopen(request, timeout=10) as response:
             assert response.status == 200
@@ -68,11 +68,11 @@ async def test_the_microblog_shows_posts_as_their_time_comes() -> None:
     times = sorted(s.created_at for s in world.statuses[account])
     middle = times[len(times) // 2]
     clock = SimulatedClock(middle)
-    async with AccountServer(world, rate_limit=10_000, clock=clock.now) as server:
-        async with AccountsClient(server.base_url) as client:
-            before = await client.statuses(account, max_posts=500)
-            await clock.sleep_until(times[-1])
-            after = await client.statuses(account, max_posts=500)
+    server = AccountServer(world, rate_limit=10_000, clock=clock.now)
+    async with server, AccountsClient(server.base_url) as client:
+        before = await client.statuses(account, max_posts=500)
+        await clock.sleep_until(times[-1])
+        after = await client.statuses(account, max_posts=500)
     assert all(e.post.created_at <= middle for e in before)
     assert len(before) == sum(t <= middle for t in times)
     assert len(after) == len(times) > len(before)

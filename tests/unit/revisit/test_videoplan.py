@@ -59,7 +59,8 @@ def test_a_record_with_missing_counts_is_kept_and_flagged_partial() -> None:
     _, record = _detail("Gamma", 100)
     del record["favourites"]
     record["comments"] = "many"  # not a number: left out, not guessed
-    (video,) = videos_from_records({"http://v.test/title/g.html": (DETAIL, record)}, detail_schema=DETAIL)
+    records = {"http://v.test/title/g.html": (DETAIL, record)}
+    (video,) = videos_from_records(records, detail_schema=DETAIL)
     assert video.partial
     assert video.counts == {"plays": 100}
 
