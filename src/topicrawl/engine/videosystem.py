@@ -18,9 +18,12 @@
 Time comes from a :class:`~topicrawl.revisit.clock.Clock`: the system clock, or a simulated
 one that jumps from event to event so weeks run in seconds (the demo servers read the same
 clock). With ``node`` set, this process revisits only the videos and accounts that hash to it
-(:func:`~topicrawl.revisit.videoplan.video_node`, :func:`~topicrawl.revisit.influence.node_of`);
-every node crawls, plans and ranks accounts itself from the shared database (partial: the
-account pipeline's requests are made by every node, not split between them).
+(:func:`~topicrawl.revisit.videoplan.video_node`, :func:`~topicrawl.revisit.influence.node_of`).
+Each node's real time per item in a round (between two plans) is kept in ``node_rounds``; the
+next plan places new videos by those measured rates (a video already placed stays). Partial:
+every node crawls, plans and ranks accounts itself from the shared database (the plans agree,
+being computed from the same records, but the crawl's and the account pipeline's requests are
+made by every node, not split between them); accounts are placed by equal-weight hashing.
 """
 
 from __future__ import annotations
@@ -50,7 +53,12 @@ from topicrawl.parse.content import content_hash
 from topicrawl.parse.methods import ParserLibrary, extract
 from topicrawl.revisit.clock import Clock
 from topicrawl.revisit.tiers import DAY, TierPolicy, period_of
-from topicrawl.revisit.videoplan import VideoPlan, plan_videos, videos_from_records
+from topicrawl.revisit.videoplan import (
+    VideoPlan,
+    node_weights,
+    plan_videos,
+    videos_from_records,
+)
 from topicrawl.sources.accountsapi import AccountsClient
 from topicrawl.storage.accountstore import AccountStore, PostRecord
 from topicrawl.storage.history import FetchRecord, PageHistory
@@ -139,6 +147,7 @@ class SystemReport:
     visits_by_tier: dict[str, int] = field(default_factory=dict)
     max_lateness: float = 0.0
     nodes: dict[str, int] = field(default_factory=dict)
+    node_weights: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,7 @@ class VideoSystem:
         self._run_id = 0
         self._seen_posts: dict[str, set[str]] = {}
         self._host_next: dict[str, float] = {}
+        self._round: dict[str, list[float]] = {}  # node -> [items, real seconds] this round
 
     async def run(self) -> SystemReport:
         """Crawl, plan, rank accounts, then revisit what is due until ``days`` have passed.
@@ -260,8 +270,17 @@ class VideoSystem:
         self._say(f"crawl: {report.stats.pages} pages")
         return report.stats.pages
 
-    def _nodes(self) -> dict[str, float]:
-        return dict.fromkeys(self.s.nodes, 1.0)
+    async def _nodes(self, store: VideoStore, now: float) -> dict[str, float]:
+        """Each node's weight for new videos: its measured items per second in its last round
+        (this process's rounds are written first; other nodes' are read from the database)."""
+        if self._round:
+            rounds = {n: (int(i), t) for n, (i, t) in self._round.items()}
+            await store.add_rounds(self.source, now, rounds)
+            self._round = {}
+        measured = await store.last_rounds(self.source)
+        weights = node_weights({n: measured.get(n, (0, 0.0)) for n in self.s.nodes})
+        self.report.node_weights = weights
+        return weights
 
     async def _replan(self, store: VideoStore, now: float) -> None:
         s = self.s
@@ -270,7 +289,7 @@ class VideoSystem:
         plan = plan_videos(
             found,
             s.tiers,
-            self._nodes(),
+            await self._nodes(store, now),
             previous=self._counts_at_plan or None,
             elapsed=now - self._planned_at if previous else 0.0,
             placed=previous.nodes if previous else await store.placed(self.source),
@@ -390,7 +409,9 @@ class VideoSystem:
 
         async def page(url: str) -> None:
             async with gate:
+                began = time.perf_counter()
                 visit, fetched = await self._visit_page(url, io.fetcher, io.library)
+                self._measure(visit.node, time.perf_counter() - began)
             visits.append(visit)
             if fetched is not None:
                 fetches.append(fetched)
@@ -398,7 +419,9 @@ class VideoSystem:
         async def person(account_id: str) -> None:
             assert client is not None
             async with gate:
+                began = time.perf_counter()
                 visit, fresh = await self._visit_account(account_id, client)
+                self._measure(visit.node, time.perf_counter() - began)
             visits.append(visit)
             posts.extend(fresh)
 
@@ -411,6 +434,12 @@ class VideoSystem:
         if client is not None and posts:
             await io.accounts.add_posts(client.source, self._run_id, posts)
         return visits
+
+    def _measure(self, node: str, seconds: float) -> None:
+        """Count one item and its real time in ``node``'s round."""
+        spent = self._round.setdefault(node, [0.0, 0.0])
+        spent[0] += 1
+        spent[1] += seconds
 
     def _done(self, item: dict[str, _Due], key: str, now: float) -> tuple[_Due, float]:
         """Move ``key`` to its next due time; the old entry and how late this visit was."""

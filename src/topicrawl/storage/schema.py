@@ -57,6 +57,7 @@ __all__ = [
     "kg_relations",
     "labels",
     "metadata",
+    "node_rounds",
     "page_history",
     "page_media",
     "page_records",
@@ -632,4 +633,16 @@ system_visits = Table(
     Index("ix_system_visits_item", "source", "item", "visited_at"),
 )
 
-SYSTEM_TABLES: tuple[Table, ...] = (videos, video_tiers, system_visits)
+# Each node's measured work per round (between two plans): the weights new videos go by.
+node_rounds = Table(
+    "node_rounds",
+    metadata,
+    Column("source", Text, nullable=False),
+    Column("node", Text, nullable=False),
+    Column("at", Double, nullable=False, comment="the plan that closed the round"),
+    Column("items", Integer, nullable=False, comment="pages and accounts revisited"),
+    Column("seconds", Double, nullable=False, comment="real seconds they took"),
+    PrimaryKeyConstraint("source", "node", "at"),
+)
+
+SYSTEM_TABLES: tuple[Table, ...] = (videos, video_tiers, system_visits, node_rounds)

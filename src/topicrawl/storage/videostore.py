@@ -19,7 +19,13 @@ from topicrawl.revisit.tiers import TierPolicy, period_of
 from topicrawl.revisit.videoplan import Video, VideoPlan
 from topicrawl.storage.accountstore import upsert_rows
 from topicrawl.storage.opening import SideStore
-from topicrawl.storage.schema import page_records, system_visits, video_tiers, videos
+from topicrawl.storage.schema import (
+    node_rounds,
+    page_records,
+    system_visits,
+    video_tiers,
+    videos,
+)
 
 __all__ = ["VideoStore", "Visit"]
 
@@ -159,6 +165,24 @@ class VideoStore(SideStore):
         )
         out.update((f"visits.{row[0]}", int(row[1])) for row in rows)
         return out
+
+    async def add_rounds(
+        self, source: str, at: float, rounds: Mapping[str, tuple[int, float]]
+    ) -> None:
+        """Record each node's round that a plan at ``at`` closed: (items, seconds)."""
+        rows = [
+            {"source": source, "node": node, "at": at, "items": items, "seconds": seconds}
+            for node, (items, seconds) in rounds.items()
+        ]
+        async with self._write() as connection:
+            await upsert_rows(connection, node_rounds, rows)
+
+    async def last_rounds(self, source: str) -> dict[str, tuple[int, float]]:
+        """Each node's latest measured round (nodes of every process on this database)."""
+        rows = await self._fetch(
+            select(node_rounds).where(node_rounds.c.source == source).order_by(node_rounds.c.at)
+        )
+        return {row.node: (int(row.items), float(row.seconds)) for row in rows}
 
     async def placed(self, source: str) -> Mapping[str, str]:
         """Each stored video's node."""

@@ -158,6 +158,9 @@ async def test_the_system_extracts_tiers_ranks_and_revisits_when_due(tmp_path: P
     ]
     # Pages are spread over both nodes, films and series each by their own hash.
     assert {row["node"] for row in videos.values()} == {"n1", "n2"}
+    # Each node's round was measured; the week-2 plan placed new videos by those rates.
+    assert set(report.node_weights) == {"n1", "n2"}
+    assert all(w > 0 for w in report.node_weights.values())
     assert report.page_visits == sum(1 for v in visits if v["kind"] == "page")
     assert report.account_visits == sum(1 for v in visits if v["kind"] == "account")
     # The counts grow, so most page revisits found a change, and the fetch history keeps it.
@@ -173,16 +176,20 @@ async def test_the_system_extracts_tiers_ranks_and_revisits_when_due(tmp_path: P
 def test_video_run_and_show_from_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
     runner = CliRunner()
-    args = ["video", "run", "--demo", "--clock", "simulated", "--days", "3", "--titles", "4"]
-    args += ["--db", db, "--max-hops", "1", "--max-per-hop", "20"]
+    args = ["video", "run", "--demo", "--clock", "simulated", "--days", "7", "--titles", "4"]
+    args += ["--db", db, "--max-hops", "1", "--max-per-hop", "20", "--nodes", "a,b"]
+    args += ["--node", "a"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "4 videos" in result.output
-    shown = runner.invoke(app, ["video", "show", "--db", db, "--json"])
+    shown = runner.invoke(app, ["video", "show", "--db", db, "--json", "--limit", "1000"])
     assert shown.exit_code == 0, shown.output
     body = json.loads(shown.output)
     assert len(body["videos"]) == 4
     assert body["counts"]["visits.page"] > 0
+    # This process is node a: it revisited only what hashes to a, though it planned all.
+    assert {v["node"] for v in body["videos"]} == {"a", "b"}
+    assert {v["node"] for v in body["visits"]} == {"a"}
     assert {v["tier"] for v in body["videos"]} <= {1, 2, 3}
 
 
