@@ -31,7 +31,7 @@ from topicrawl.sources.accounts import AccountMatch, MatchStep, match_entities
 from topicrawl.sources.accountsapi import Account, AccountsClient, TimelineEntry
 from topicrawl.sources.follows import FollowGraph, grow_follow_graph
 from topicrawl.sources.lda import DomainScore, LdaFilter, LdaSettings
-from topicrawl.storage.accountstore import AccountRecord, PostRecord
+from topicrawl.storage.accountstore import AccountRecord, AccountStore, PostRecord
 
 __all__ = [
     "VIDEO_DOMAIN_WORDS",
@@ -39,6 +39,7 @@ __all__ = [
     "AccountRun",
     "post_record",
     "run_account_pipeline",
+    "run_and_store",
     "signals_of",
 ]
 
@@ -135,6 +136,38 @@ class AccountRun:
     @property
     def kept(self) -> list[str]:
         return sorted(r.account_id for r in self.records if r.kept)
+
+
+async def run_and_store(
+    client: AccountsClient,
+    store: AccountStore,
+    names: Sequence[str],
+    settings: AccountPipelineSettings,
+    *,
+    progress: Progress | None = None,
+    now: float | None = None,
+) -> tuple[int, AccountRun, dict[str, int]]:
+    """:func:`run_account_pipeline` recorded as a run of ``store``: the run's id, its result
+    and its counts (matched, accounts, edges, kept). A failed run is marked failed.
+
+    Raises:
+        as :func:`run_account_pipeline`, and StorageError.
+    """
+    run_id = await store.start_run(client.source, entities=len(names), settings=settings.summary())
+    try:
+        result = await run_account_pipeline(client, names, settings, progress=progress, now=now)
+        await store.record(run_id, client.source, result.records, result.graph.edges, result.posts)
+    except BaseException as exc:
+        await store.finish_run(run_id, status="failed", counts={}, error=repr(exc)[:500])
+        raise
+    counts = {
+        "matched": len(result.matches),
+        "accounts": len(result.graph.accounts),
+        "edges": len(result.graph.edges),
+        "kept": len(result.kept),
+    }
+    await store.finish_run(run_id, status="done", counts=counts)
+    return run_id, result, counts
 
 
 def post_record(account_id: str, entry: TimelineEntry) -> PostRecord:

@@ -45,7 +45,7 @@ from topicrawl.engine.accounts import (
     AccountPipelineSettings,
     AccountRun,
     post_record,
-    run_account_pipeline,
+    run_and_store,
 )
 from topicrawl.engine.parsers import open_parser_library
 from topicrawl.fetch.client import HttpFetcher
@@ -327,24 +327,7 @@ class VideoSystem:
         found = videos_from_records(self._records, detail_schema=s.detail_schema)
         names = list(dict.fromkeys(n for v in found for n in v.names if n.strip()))
         settings = replace(s.accounts, tiers=s.tiers, nodes=s.nodes)
-        run_id = await store.start_run(
-            client.source, entities=len(names), settings=settings.summary()
-        )
-        try:
-            result = await run_account_pipeline(client, names, settings, now=now)
-            await store.record(
-                run_id, client.source, result.records, result.graph.edges, result.posts
-            )
-        except BaseException as exc:
-            await store.finish_run(run_id, status="failed", counts={}, error=repr(exc)[:500])
-            raise
-        counts = {
-            "matched": len(result.matches),
-            "accounts": len(result.graph.accounts),
-            "edges": len(result.graph.edges),
-            "kept": len(result.kept),
-        }
-        await store.finish_run(run_id, status="done", counts=counts)
+        run_id, result, counts = await run_and_store(client, store, names, settings, now=now)
         self._run_id = run_id
         self.report.account_runs += 1
         self.report.accounts = {**counts, "dropped": counts["accounts"] - counts["kept"]}
