@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from topicrawl.core.config import CrawlSettings, FetchSettings
+from topicrawl.core.config import CrawlSettings, FetchSettings, PolitenessSettings
 from topicrawl.core.errors import ConfigError, FetchError
 from topicrawl.core.models import Request
 from topicrawl.engine.accounts import (
@@ -49,6 +49,7 @@ from topicrawl.engine.accounts import (
 )
 from topicrawl.engine.parsers import open_parser_library
 from topicrawl.fetch.client import HttpFetcher
+from topicrawl.fetch.robots import RobotsCache
 from topicrawl.parse.content import content_hash
 from topicrawl.parse.methods import ParserLibrary, extract
 from topicrawl.revisit.clock import Clock
@@ -236,6 +237,13 @@ class VideoSystem:
                     await client.__aenter__()
                     await self._rank_accounts(client, accounts, start)
                 fetcher = HttpFetcher(settings=FetchSettings())
+                polite = PolitenessSettings()
+                fetcher.robots = RobotsCache(  # revisits obey robots.txt as the crawl did
+                    session=fetcher.session,
+                    user_agent=FetchSettings().user_agent,
+                    error_ttl=polite.robots_error_ttl,
+                    max_crawl_delay=polite.max_crawl_delay,
+                )
                 fetcher.before_request = self._space
                 try:
                     io = _Io(store, history, library, accounts, client, fetcher)
