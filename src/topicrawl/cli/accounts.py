@@ -103,7 +103,7 @@ def read_names(names: list[str] | None, entities: Path | None) -> list[str]:
 async def _run_pipeline(
     db: str, api: str, names: list[str], settings: AccountPipelineSettings, force: bool
 ) -> None:
-    from topicrawl.engine.accounts import run_account_pipeline  # noqa: PLC0415
+    from topicrawl.engine.accounts import run_and_store  # noqa: PLC0415
     from topicrawl.revisit.influence import recompute_due  # noqa: PLC0415
     from topicrawl.sources.accountsapi import AccountsClient  # noqa: PLC0415
     from topicrawl.storage.accountstore import AccountStore  # noqa: PLC0415
@@ -128,29 +128,12 @@ async def _run_pipeline(
                 "recomputed weekly (use --force to run now)"
             )
             return
-        run_id = await store.start_run(
-            client.source, entities=len(names), settings=settings.summary()
-        )
 
         def progress(stage: str, done: int, total: int) -> None:
             if done == total:
                 err.print(f"{stage}: {done}")
 
-        try:
-            result = await run_account_pipeline(client, names, settings, progress=progress)
-            await store.record(
-                run_id, client.source, result.records, result.graph.edges, result.posts
-            )
-        except BaseException as exc:
-            await store.finish_run(run_id, status="failed", counts={}, error=repr(exc)[:500])
-            raise
-        counts = {
-            "matched": len(result.matches),
-            "accounts": len(result.graph.accounts),
-            "edges": len(result.graph.edges),
-            "kept": len(result.kept),
-        }
-        await store.finish_run(run_id, status="done", counts=counts)
+        run_id, result, _ = await run_and_store(client, store, names, settings, progress=progress)
     steps = {1: 0, 2: 0, 3: 0}
     for match in result.matches:
         steps[int(match.step)] += 1

@@ -78,6 +78,11 @@ from topicrawl.cli.parsers import app as parsers_app  # noqa: E402
 
 app.add_typer(parsers_app, name="parsers")
 # -- end parsers --
+# -- video: seed 004 as one system (helper s16-video) --
+from topicrawl.cli.video import app as video_app  # noqa: E402
+
+app.add_typer(video_app, name="video")
+# -- end video --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = common.EXIT_CONFIG  # the exit codes, for the commands that import them from here

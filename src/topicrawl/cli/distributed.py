@@ -153,6 +153,13 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     quiet: Annotated[bool, typer.Option(help="No progress lines, no summary line.")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
     metrics_port: MetricsPortOption = None,  # obs: issue 19
+    parsers: Annotated[
+        Path | None,
+        typer.Option(
+            help="TOML file of site schemas: extract records (give every worker the same file;"
+            " what the library learns is shared through the database)."
+        ),
+    ] = None,
 ) -> None:
     """Crawl as one worker of a distributed crawl (Redis frontier, PostgreSQL results).
 
@@ -178,6 +185,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
         db=db,
     )
     put(kwargs, "frontier", {"lease_ttl": lease_ttl} if lease_ttl else None)
+    put(kwargs, "parsers", str(parsers) if parsers is not None else None)
     dist = {
         "redis_url": redis,
         "namespace": namespace,

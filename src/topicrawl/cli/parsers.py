@@ -30,7 +30,7 @@ app = typer.Typer(
 EXIT_STORAGE = EXIT_SERVICE
 
 
-async def _read(db: str, changes: int) -> tuple[list[PatternState], list[MethodChange], int]:
+async def _read(db: str, changes: int) -> tuple[list[PatternState], list[MethodChange], int, int]:
     from topicrawl.engine.build import sqlite_path  # noqa: PLC0415 - keeps --help fast
     from topicrawl.storage.parsers import SqlParserStore  # noqa: PLC0415
 
@@ -42,7 +42,8 @@ async def _read(db: str, changes: int) -> tuple[list[PatternState], list[MethodC
             return (
                 await store.patterns(),
                 await store.changes(limit=changes),
-                (await store.count_records()),
+                await store.count_records(),
+                await store.count_records(partial=True),
             )
         except StorageError as exc:
             if "parser_patterns" in str(exc):
@@ -64,7 +65,7 @@ def show(
 ) -> None:
     """URL patterns with their method and success rate, then the latest method changes."""
     try:
-        patterns, changed, records = asyncio.run(_read(db, changes))
+        patterns, changed, records, partial = asyncio.run(_read(db, changes))
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG) from exc
@@ -74,6 +75,7 @@ def show(
     if as_json:
         data = {
             "records": records,
+            "partial_records": partial,
             "patterns": [
                 {
                     "pattern": p.pattern,
@@ -101,7 +103,10 @@ def show(
         }
         out.print_json(json.dumps(data, ensure_ascii=False))
         return
-    table = Table(title=f"URL patterns ({len(patterns)}; {records} pages with a record)")
+    table = Table(
+        title=f"URL patterns ({len(patterns)}; {records} pages with a record, {partial} with"
+        " a partial one)"
+    )
     for column in ("pattern", "schema", "method", "pages", "success", "tried/page"):
         table.add_column(column, overflow="fold")
     for p in patterns:

@@ -31,9 +31,18 @@ from types import MappingProxyType
 from topicrawl.core.errors import ConfigError
 from topicrawl.demoweb.text import TOPICS, Vocabulary
 
-__all__ = ["VIDEO_WORDS", "AccountWorld", "DemoAccount", "DemoStatus", "is_chinese"]
+__all__ = [
+    "TIMELINE_EPOCH",
+    "VIDEO_WORDS",
+    "AccountWorld",
+    "DemoAccount",
+    "DemoStatus",
+    "is_chinese",
+]
 
 _EPOCH = 1_735_689_600.0  # 2025-01-01T00:00:00Z
+TIMELINE_EPOCH = _EPOCH
+"""When the generated timelines start (they run ``days`` from here)."""
 _DAY = 86_400.0
 
 

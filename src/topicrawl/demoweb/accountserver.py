@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -73,6 +74,9 @@ class AccountServer(ThreadedServer):
         rate_limit: requests allowed per ``rate_window`` seconds per client.
         max_page: the most accounts (statuses: half of it, at least one) a page holds,
             whatever ``limit`` asks (Mastodon: 80 and 40).
+        clock: the time now (epoch seconds, e.g. a simulated clock's): statuses created after
+            it are not served yet, so a revisit finds the posts made since the last one.
+            Default: every status is served.
     """
 
     thread_name = "demo-accounts"
@@ -86,6 +90,7 @@ class AccountServer(ThreadedServer):
         rate_limit: int = 300,
         rate_window: float = 300.0,
         max_page: int = _MAX_ACCOUNTS,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         if not host.startswith("127."):
             raise ConfigError("the demo microblog listens on loopback (127.0.0.0/8) only")
@@ -94,6 +99,7 @@ class AccountServer(ThreadedServer):
         self._max_accounts = min(max_page, _MAX_ACCOUNTS)
         self._max_statuses = max(1, min(max_page // 2, _MAX_STATUSES))
         self.world = world
+        self._clock = clock
         self._host, self._port = host, port
         self._limit = RateWindow(rate_limit, rate_window)
         self._runner: aioweb.AppRunner | None = None
@@ -240,10 +246,13 @@ class AccountServer(ThreadedServer):
         limit = min(self._max_statuses, max(1, _int(request, "limit", 20) or 20))
         max_id = _int(request, "max_id", None)
         since_id = _int(request, "since_id", None)
+        now = self._clock() if self._clock is not None else float("inf")
         chosen = [
             s
             for s in self.world.statuses[account.id]
-            if (max_id is None or s.id < max_id) and (since_id is None or s.id > since_id)
+            if (max_id is None or s.id < max_id)
+            and (since_id is None or s.id > since_id)
+            and s.created_at <= now
         ]
         page = chosen[:limit]
         body = [self._status_json(s) for s in page]

@@ -31,13 +31,15 @@ from topicrawl.sources.accounts import AccountMatch, MatchStep, match_entities
 from topicrawl.sources.accountsapi import Account, AccountsClient, TimelineEntry
 from topicrawl.sources.follows import FollowGraph, grow_follow_graph
 from topicrawl.sources.lda import DomainScore, LdaFilter, LdaSettings
-from topicrawl.storage.accountstore import AccountRecord, PostRecord
+from topicrawl.storage.accountstore import AccountRecord, AccountStore, PostRecord
 
 __all__ = [
     "VIDEO_DOMAIN_WORDS",
     "AccountPipelineSettings",
     "AccountRun",
+    "post_record",
     "run_account_pipeline",
+    "run_and_store",
     "signals_of",
 ]
 
@@ -136,6 +138,55 @@ class AccountRun:
         return sorted(r.account_id for r in self.records if r.kept)
 
 
+async def run_and_store(
+    client: AccountsClient,
+    store: AccountStore,
+    names: Sequence[str],
+    settings: AccountPipelineSettings,
+    *,
+    progress: Progress | None = None,
+    now: float | None = None,
+) -> tuple[int, AccountRun, dict[str, int]]:
+    """:func:`run_account_pipeline` recorded as a run of ``store``: the run's id, its result
+    and its counts (matched, accounts, edges, kept). A failed run is marked failed.
+
+    Raises:
+        as :func:`run_account_pipeline`, and StorageError.
+    """
+    run_id = await store.start_run(client.source, entities=len(names), settings=settings.summary())
+    try:
+        result = await run_account_pipeline(client, names, settings, progress=progress, now=now)
+        await store.record(run_id, client.source, result.records, result.graph.edges, result.posts)
+    except BaseException as exc:
+        await store.finish_run(run_id, status="failed", counts={}, error=repr(exc)[:500])
+        raise
+    counts = {
+        "matched": len(result.matches),
+        "accounts": len(result.graph.accounts),
+        "edges": len(result.graph.edges),
+        "kept": len(result.kept),
+    }
+    await store.finish_run(run_id, status="done", counts=counts)
+    return run_id, result, counts
+
+
+def post_record(account_id: str, entry: TimelineEntry) -> PostRecord:
+    """The row of a timeline entry of ``account_id`` (a repost keeps the original's id)."""
+    post = entry.post
+    return PostRecord(
+        account_id=account_id,
+        post_id=post.id,
+        original_id=post.id if entry.repost else None,
+        author=post.author,
+        text=post.text,
+        created_at=post.created_at,
+        reposts=post.reposts,
+        likes=post.likes,
+        comments=post.comments,
+        url=post.url,
+    )
+
+
 def signals_of(followers: int, entries: Sequence[TimelineEntry]) -> AccountSignals:
     """An account's signals from its timeline: originals, reposts, engagement received, and
     the days the timeline spans (at least one)."""
@@ -212,22 +263,7 @@ async def run_account_pipeline(
         )
         for a in sorted(graph.accounts)
     )
-    posts = tuple(
-        PostRecord(
-            account_id=a,
-            post_id=e.post.id,
-            original_id=e.post.id if e.repost else None,
-            author=e.post.author,
-            text=e.post.text,
-            created_at=e.post.created_at,
-            reposts=e.post.reposts,
-            likes=e.post.likes,
-            comments=e.post.comments,
-            url=e.post.url,
-        )
-        for a in sorted(timelines)
-        for e in timelines[a]
-    )
+    posts = tuple(post_record(a, e) for a in sorted(timelines) for e in timelines[a])
     return AccountRun(tuple(matches), graph, scores, influence, tiers, records, posts)
 
 

@@ -27,7 +27,7 @@ from topicrawl.storage.schema import (
     accounts,
 )
 
-__all__ = ["AccountRecord", "AccountStore", "PostRecord", "RunRecord"]
+__all__ = ["AccountRecord", "AccountStore", "PostRecord", "RunRecord", "upsert_rows"]
 
 _CHUNK = 400  # rows per statement (SQLite binds at most 32,766 parameters)
 
@@ -192,10 +192,38 @@ class AccountStore(SideStore):
             if r.influence is not None
         ]
         async with self._write() as connection:
-            await _upsert(connection, accounts, account_rows)
-            await _upsert(connection, account_follows, edge_rows)
-            await _upsert(connection, account_posts, post_rows)
-            await _upsert(connection, account_tiers, tier_rows)
+            await upsert_rows(connection, accounts, account_rows)
+            await upsert_rows(connection, account_follows, edge_rows)
+            await upsert_rows(connection, account_posts, post_rows)
+            await upsert_rows(connection, account_tiers, tier_rows)
+
+    async def add_posts(self, source: str, run_id: int, posts: Sequence[PostRecord]) -> None:
+        """Store posts a revisit found (a post already stored is replaced by its new counts)."""
+        rows = [{**asdict(p), "source": source, "run_id": run_id} for p in posts]
+        async with self._write() as connection:
+            await upsert_rows(connection, account_posts, rows)
+
+    async def post_ids(self, source: str) -> dict[str, set[str]]:
+        """The ids of the posts stored for each account of ``source``."""
+        rows = await self._fetch(
+            select(account_posts.c.account_id, account_posts.c.post_id).where(
+                account_posts.c.source == source
+            )
+        )
+        out: dict[str, set[str]] = {}
+        for row in rows:
+            out.setdefault(row.account_id, set()).add(row.post_id)
+        return out
+
+    async def set_next_visits(self, source: str, due: Mapping[str, float]) -> None:
+        """Set ``next_visit_at`` of these accounts (after a revisit or a re-plan)."""
+        async with self._write() as connection:
+            for account_id, when in due.items():
+                await connection.execute(
+                    update(accounts)
+                    .where(accounts.c.source == source, accounts.c.account_id == account_id)
+                    .values(next_visit_at=when)
+                )
 
     async def accounts(
         self, *, source: str | None = None, kept_only: bool = False, limit: int = 50
@@ -220,7 +248,7 @@ class AccountStore(SideStore):
         return out
 
 
-async def _upsert(
+async def upsert_rows(
     connection: AsyncConnection, table: Table, rows: Sequence[Mapping[str, object]]
 ) -> None:
     """Insert rows; a row whose primary key exists already is replaced."""

@@ -52,6 +52,7 @@ from topicrawl.storage.schema import (
     PAGE_TOPIC_INDEXES,
     PARSER_TABLES,
     REVISIT_TABLES,
+    SYSTEM_TABLES,
     TRACKING_TABLES,
     VIDEO_TABLES,
     Id,
@@ -293,6 +294,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         create_tables(*PARSER_TABLES),
     ),
     Migration(12, "video pages: page_media (class and media URLs)", create_tables(*VIDEO_TABLES)),
+    Migration(
+        13,
+        "seed 004 as one system: videos, their tiers, every revisit",
+        create_tables(*SYSTEM_TABLES),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

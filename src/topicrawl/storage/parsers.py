@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from topicrawl.core.errors import StorageError
 from topicrawl.parse.methods.library import (
+    PARTIAL,
     MethodChange,
     PatternState,
     PatternUpdate,
@@ -93,18 +94,26 @@ class SqlParserStore(AttachedStore):
             for row in await self._rows(statement)
         ]
 
-    async def records(self, urls: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
-        """Stored records by URL (all of them, or those of ``urls``)."""
+    async def records(
+        self, urls: Sequence[str] | None = None, *, partial: bool = False
+    ) -> dict[str, dict[str, Any]]:
+        """Stored records by URL (all of them, or those of ``urls``): the validated ones, and
+        with ``partial`` also those stored with only some fields (method ``partial:...``)."""
         statement = select(page_records.c.url, page_records.c.record)
         if urls is not None:
             statement = statement.where(page_records.c.url.in_(urls))
+        if not partial:
+            statement = statement.where(~page_records.c.method.startswith(PARTIAL))
         return {
             str(row["url"]): json.loads(str(row["record"])) for row in await self._rows(statement)
         }
 
-    async def count_records(self) -> int:
-        """How many pages have a record."""
-        rows = await self._rows(select(func.count()).select_from(page_records))
+    async def count_records(self, *, partial: bool = False) -> int:
+        """How many pages have a validated record (``partial``: a partial one instead)."""
+        flagged = page_records.c.method.startswith(PARTIAL)
+        rows = await self._rows(
+            select(func.count()).select_from(page_records).where(flagged if partial else ~flagged)
+        )
         return int(next(iter(rows[0].values())))
 
     async def save(

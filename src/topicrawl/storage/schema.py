@@ -38,6 +38,7 @@ __all__ = [
     "PAGE_TOPIC_INDEXES",
     "PARSER_TABLES",
     "REVISIT_TABLES",
+    "SYSTEM_TABLES",
     "TRACKING_TABLES",
     "VIDEO_TABLES",
     "account_follows",
@@ -56,6 +57,7 @@ __all__ = [
     "kg_relations",
     "labels",
     "metadata",
+    "node_rounds",
     "page_history",
     "page_media",
     "page_records",
@@ -66,10 +68,13 @@ __all__ = [
     "run_samples",
     "runs",
     "schema_version",
+    "system_visits",
     "topic_heat",
     "topic_words",
     "tracked_topics",
     "tracking_periods",
+    "video_tiers",
+    "videos",
 ]
 
 # SQLite only auto-increments an ``INTEGER PRIMARY KEY`` (the rowid); PostgreSQL gets BIGSERIAL.
@@ -574,3 +579,70 @@ page_media = Table(
 )
 
 VIDEO_TABLES: tuple[Table, ...] = (page_media,)
+# -- seed 004 as one system (issue #22, `topicrawl video run`; see topicrawl.engine.videosystem)
+# A video of a site at its latest plan: its fields from the detail page's record, the pages that
+# belong to it, the counts its popularity came from, its tier and the node that revisits it.
+videos = Table(
+    "videos",
+    metadata,
+    Column("source", Text, nullable=False, comment="the video site's base URL"),
+    Column("video", Text, nullable=False, comment="the detail page's URL"),
+    Column("title", Text, nullable=False),
+    Column("kind", Text, nullable=False, comment="film, series or video"),
+    Column("directors", Text, nullable=False, comment="JSON array"),
+    Column("actors", Text, nullable=False, comment="JSON array"),
+    Column("pages", Text, nullable=False, comment="JSON array of the video's page URLs"),
+    Column("counts", Text, nullable=False, comment="JSON object: plays, comments, favourites"),
+    Column("partial", Boolean, nullable=False, comment="some fields of the record missing"),
+    Column("popularity", Double, nullable=False),
+    Column("tier", Integer, nullable=False),
+    Column("revisit_days", Double, nullable=False),
+    Column("node", Text, nullable=False),
+    Column("planned_at", Double, nullable=False),
+    PrimaryKeyConstraint("source", "video"),
+)
+
+# Every plan's popularity and tier per video: the history the weekly re-plan leaves.
+video_tiers = Table(
+    "video_tiers",
+    metadata,
+    Column("source", Text, nullable=False),
+    Column("planned_at", Double, nullable=False),
+    Column("video", Text, nullable=False),
+    Column("popularity", Double, nullable=False),
+    Column("tier", Integer, nullable=False),
+    PrimaryKeyConstraint("source", "planned_at", "video"),
+)
+
+# Every revisit the system made, of a page or an account: when it was due, when it was made,
+# what it found.
+system_visits = Table(
+    "system_visits",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("source", Text, nullable=False),
+    Column("kind", Text, nullable=False, comment="page or account"),
+    Column("item", Text, nullable=False, comment="page URL or account id"),
+    Column("tier", Integer, nullable=False),
+    Column("node", Text, nullable=False),
+    Column("due_at", Double, nullable=False),
+    Column("visited_at", Double, nullable=False),
+    Column("status", Integer, nullable=False, comment="HTTP status; 304 not modified"),
+    Column("changed", Boolean, nullable=False),
+    Column("found", Integer, nullable=False, comment="new posts, or fields that changed"),
+    Index("ix_system_visits_item", "source", "item", "visited_at"),
+)
+
+# Each node's measured work per round (between two plans): the weights new videos go by.
+node_rounds = Table(
+    "node_rounds",
+    metadata,
+    Column("source", Text, nullable=False),
+    Column("node", Text, nullable=False),
+    Column("at", Double, nullable=False, comment="the plan that closed the round"),
+    Column("items", Integer, nullable=False, comment="pages and accounts revisited"),
+    Column("seconds", Double, nullable=False, comment="real seconds they took"),
+    PrimaryKeyConstraint("source", "node", "at"),
+)
+
+SYSTEM_TABLES: tuple[Table, ...] = (videos, video_tiers, system_visits, node_rounds)

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from topicrawl.parse.html import parse_html
 from topicrawl.parse.video import detect_video, has_video_markers, media_type
-from topicrawl.parse.video.detect import parse_bitrate
+from topicrawl.parse.video.detect import nodes_have_video_markers, parse_bitrate
 
 URL = "http://site.test/watch/1.html"
 
@@ -264,3 +265,46 @@ def test_json_ld_content_url_list() -> None:
     obj = {"@type": "VideoObject", "contentUrl": ["/a.mp4", "/b.webm", 7]}
     page = detect_video(_page(head=_ld(obj)), URL)
     assert [m.url for m in page.media] == ["http://site.test/a.mp4", "http://site.test/b.webm"]
+
+
+@pytest.mark.parametrize(
+    "iframe",
+    [
+        '<iframe src="https://www.youtube-nocookie.com/embed/abc123"></iframe>',
+        '<iframe src="https://player.vimeo.com/video/42?h=1"></iframe>',
+        '<iframe src="/embed/f001-1.html" width="640" height="360"></iframe>',
+        '<iframe src="/w/9" allowfullscreen></iframe>',
+        '<iframe src="/w/9" allow="autoplay; encrypted-media"></iframe>',
+    ],
+)
+def test_a_player_iframe_makes_a_video_page_whose_player_is_followed(iframe: str) -> None:
+    page = detect_video(_page(body=f"<h1>Watch</h1>{iframe}"), URL)
+    assert page.video_class == "video"  # its media are listed on the player's own page
+    assert page.media == ()
+    assert len(page.embeds) == 1
+    assert page.embeds[0].startswith("http")
+    assert "iframe-player" in page.signals
+
+
+@pytest.mark.parametrize(
+    "iframe",
+    [
+        '<iframe src="https://ads.test/banner.html" width="300"></iframe>',
+        '<iframe src="javascript:alert(1)" allowfullscreen></iframe>',
+        "<iframe allowfullscreen></iframe>",
+        '<iframe src="/comments/thread.html"></iframe>',
+    ],
+)
+def test_other_iframes_are_not_players(iframe: str) -> None:
+    page = detect_video(_page(body=f"<p>text</p>{iframe}"), URL)
+    assert page.video_class == "none"
+    assert page.embeds == ()
+
+
+def test_the_parse_worker_sees_a_player_iframe_among_the_dropped_elements() -> None:
+    seen: list[bool] = []
+    html = _page(body='<iframe src="https://player.test/embed/7"></iframe>')
+    parse_html(html, url=URL, probe=lambda d, h: seen.append(nodes_have_video_markers(d, h)))
+    ad = _page(body='<iframe src="https://ads.test/x.html"></iframe>')
+    parse_html(ad, url=URL, probe=lambda d, h: seen.append(nodes_have_video_markers(d, h)))
+    assert seen == [True, False]

@@ -70,8 +70,43 @@ def test_dash_lists_video_representations_with_base_urls() -> None:
     manifest = parse_dash(MPD, MPD_URL)
     assert manifest.has_video
     assert [(m.url, m.type, m.height, m.bitrate) for m in manifest.renditions] == [
-        ("http://site.test/dash/1/media/720.mp4", "mp4", 720, 2_800_000)
+        ("http://site.test/dash/1/media/720.mp4", "mp4", 720, 2_800_000),
+        ("http://site.test/dash/1/media/s1.m4s", "mp4", 360, 900_000),  # first segment
     ]
+
+
+def test_dash_segment_templates_list_each_representation_by_its_first_segment() -> None:
+    body = b"""<?xml version="1.0"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static">
+  <Period>
+    <SegmentTemplate media="p-$RepresentationID$-$Number$.m4s" startNumber="7"/>
+    <AdaptationSet mimeType="video/mp4">
+      <SegmentTemplate initialization="init/$RepresentationID$_$Bandwidth$.mp4"
+        media="$RepresentationID$/$Number%05d$.m4s"/>
+      <Representation id="v1080" bandwidth="5000000" height="1080"/>
+      <Representation id="v480" bandwidth="1200000" height="480">
+        <SegmentTemplate media="t/$Time$-$$-$Number%03d$.m4s" startNumber="3">
+          <SegmentTimeline><S t="9000" d="6000" r="4"/></SegmentTimeline>
+        </SegmentTemplate>
+      </Representation>
+    </AdaptationSet>
+    <AdaptationSet mimeType="video/webm">
+      <Representation id="w" bandwidth="800000" height="360"/>
+      <Representation bandwidth="1" height="2">
+        <SegmentTemplate media="$Nope$.m4s"/></Representation>
+    </AdaptationSet>
+  </Period>
+</MPD>"""
+    manifest = parse_dash(body, MPD_URL)
+    assert [(m.url, m.type, m.height) for m in manifest.renditions] == [
+        ("http://site.test/dash/1/init/v1080_5000000.mp4", "mp4", 1080),
+        ("http://site.test/dash/1/t/9000-$-003.m4s", "mp4", 480),
+        ("http://site.test/dash/1/p-w-7.m4s", "webm", 360),
+        ("http://site.test/dash/1/$Nope$.m4s", "webm", 2),
+    ]
+    empty_id = body.replace(b'<Representation id="w" ', b"<Representation ")
+    listed = [m.url for m in parse_dash(empty_id, MPD_URL).renditions]
+    assert "http://site.test/dash/1/p--7.m4s" not in listed  # no id: nothing made up
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@ that reads the form right gets the truth exactly.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import math
 import random
 from dataclasses import dataclass
 
@@ -17,6 +19,9 @@ __all__ = [
     "Entity",
     "Title",
     "format_count",
+    "grow_count",
+    "grown",
+    "growth_rate",
     "make_catalog",
     "round_count",
 ]
@@ -378,3 +383,32 @@ def _entities(pools: dict[tuple[str, str], list[str]], catalog: list[Title]) -> 
                 aliases = (f"{name}{'导演' if role == 'director' else ''}",)
             entities.append(Entity(name, role, lang, aliases, titles))
     return entities
+
+
+def growth_rate(title: Title, seed: int = 0) -> float:
+    """How fast ``title``'s counts grow: the fraction a day (heavy-tailed: most titles grow a
+    little, a few are rising fast; identical for an identical title and seed)."""
+    rng = random.Random(f"video-growth-{seed}-{title.id}")
+    return min(0.5, 0.01 * rng.lognormvariate(0.0, 1.2))
+
+
+def grow_count(value: int, rate: float, days: float) -> int:
+    """``value`` after ``days`` of growth at ``rate`` a day, rounded as the site writes counts
+    (:func:`round_count`; the same for every written form)."""
+    if days <= 0 or rate <= 0:
+        return value
+    return round_count(int(value * math.exp(rate * days)))
+
+
+def grown(title: Title, days: float, seed: int = 0) -> Title:
+    """``title`` as it stands ``days`` days after the site started: its plays, comments and
+    favourites grown at its :func:`growth_rate` (comments and favourites a little slower)."""
+    if days <= 0:
+        return title
+    rate = growth_rate(title, seed)
+    return dataclasses.replace(
+        title,
+        plays=grow_count(title.plays, rate, days),
+        comments=grow_count(title.comments, 0.8 * rate, days),
+        favourites=grow_count(title.favourites, 0.9 * rate, days),
+    )

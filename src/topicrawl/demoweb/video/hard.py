@@ -60,6 +60,11 @@ def _segment_template_mpd(base: str, root: str, out: PlayMedia) -> str:
     path = f"{root}/manifest.mpd"
     out.manifests[path] = ("application/dash+xml", mpd.encode())
     out.truth.append(MediaTruth(base + path.lstrip("/"), "dash"))
+    # The representation is listed by its initialization segment (manifests.py).
+    out.files.add(f"{root}/init-v720.mp4")
+    out.truth.append(
+        MediaTruth(f"{base}{root.lstrip('/')}/init-v720.mp4", "mp4", 1280, 720, 2500000)
+    )
     return path
 
 

@@ -10,14 +10,20 @@ A :class:`VersionSchedule` is a list of ``(start, version)`` steps on one clock:
 The server records every page it served with the version it used (:meth:`VideoServer.served`),
 so a benchmark knows exactly which page was the first after the change. ``set_version`` moves
 to a version by hand (it replaces the schedule).
+
+With a ``clock`` (days since the site started, e.g. a simulated clock's), the counts served
+grow with it (:meth:`VideoSite.truth_at` is what a page said at a day). Pages carry an
+``ETag`` of their body and a request with a matching ``If-None-Match`` gets ``304``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aiohttp import web as aioweb
@@ -93,6 +99,7 @@ class VideoServer(ThreadedServer):
         host: loopback address.
         port: 0 for an ephemeral port.
         version_schedule: when each template version is served (default: always ``v1``).
+        clock: days since the site started, for the counts served (default: always day 0).
     """
 
     thread_name = "demo-video"
@@ -104,6 +111,7 @@ class VideoServer(ThreadedServer):
         host: str = "127.0.0.1",
         port: int = 0,
         version_schedule: VersionSchedule | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         if not host.startswith("127."):
             raise ConfigError("the demo video site listens on loopback (127.0.0.0/8) only")
@@ -114,6 +122,8 @@ class VideoServer(ThreadedServer):
         self._host = host
         self._port = port
         self._schedule = version_schedule or VersionSchedule()
+        self._clock = clock
+        self.not_modified = 0
         self._runner: aioweb.AppRunner | None = None
         self._started = 0.0
         self._lock = threading.Lock()
@@ -212,5 +222,13 @@ class VideoServer(ThreadedServer):
         with self._lock:
             self.requests += 1
             self._paths.append(path)
-        status, ctype, body = site.render(path, version)
-        return aioweb.Response(status=status, body=body, headers={"Content-Type": ctype})
+        day = self._clock() if self._clock is not None else 0.0
+        status, ctype, body = site.render(path, version, day=day)
+        if status != 200:
+            return aioweb.Response(status=status, body=body, headers={"Content-Type": ctype})
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        if etag in request.headers.get("If-None-Match", ""):
+            with self._lock:
+                self.not_modified += 1
+            return aioweb.Response(status=304, headers={"ETag": etag})
+        return aioweb.Response(status=200, body=body, headers={"Content-Type": ctype, "ETag": etag})

@@ -25,10 +25,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import TYPE_CHECKING
 
-from topicrawl.demoweb.video.catalog import CountForm, Entity, Title, make_catalog, round_count
+from topicrawl.demoweb.video.catalog import (
+    CountForm,
+    Entity,
+    Title,
+    grow_count,
+    grown,
+    growth_rate,
+    make_catalog,
+    round_count,
+)
 from topicrawl.demoweb.video.hard import hard_pages
 from topicrawl.demoweb.video.media import (
     Delivery,
@@ -124,12 +134,39 @@ class VideoSite:
         """
         return self._truths[path.split("?", 1)[0]]
 
+    def truth_at(self, path: str, day: float) -> PageTruth:
+        """The ground truth of page ``path`` as served ``day`` days after the site started
+        (counts grow: :func:`~topicrawl.demoweb.video.catalog.grown`).
+
+        Raises:
+            KeyError: not a page of this site.
+        """
+        truth = self.truth(path)
+        spec = self._pages[path.split("?", 1)[0]]
+        if day <= 0 or spec.title is None:
+            return truth
+        now = self._at_day(spec, day)
+        fields = dict(truth.fields)
+        counts = {"comments": now.title.comments, "favourites": now.title.favourites}  # type: ignore[union-attr]
+        counts["plays"] = now.plays if spec.kind == "play" else now.title.plays  # type: ignore[union-attr]
+        fields.update((k, v) for k, v in counts.items() if k in fields)
+        return dataclasses.replace(truth, fields=fields)
+
+    def _at_day(self, spec: PageSpec, day: float) -> PageSpec:
+        if day <= 0 or spec.title is None:
+            return spec
+        rate = growth_rate(spec.title, self.seed)
+        return dataclasses.replace(
+            spec, title=grown(spec.title, day, self.seed), plays=grow_count(spec.plays, rate, day)
+        )
+
     def entities(self) -> list[Entity]:
         """The directors and actors of the catalog, with aliases and their titles' ids."""
         return list(self._entities)
 
-    def render(self, path: str, version: str = "v1") -> tuple[int, str, bytes]:
-        """Status, content type and body of ``path`` under template ``version``.
+    def render(self, path: str, version: str = "v1", *, day: float = 0.0) -> tuple[int, str, bytes]:
+        """Status, content type and body of ``path`` under template ``version``, its counts
+        as they stand ``day`` days after the site started (0: the catalog's).
 
         Raises:
             ValueError: an unknown version.
@@ -139,7 +176,7 @@ class VideoSite:
         path = path.split("?", 1)[0]
         spec = self._pages.get(path)
         if spec is not None:
-            return 200, "text/html; charset=utf-8", render_page(spec, version)
+            return 200, "text/html; charset=utf-8", render_page(self._at_day(spec, day), version)
         if path in self._manifests:
             ctype, body = self._manifests[path]
             return 200, ctype, body

@@ -66,7 +66,13 @@ class Attempt:
 @dataclass(frozen=True, slots=True)
 class Extraction:
     """The outcome on one page: the winning method (None: none validated), its record, every
-    attempt in order, and the winner's fields' fingerprints when asked for."""
+    attempt in order, and the winner's fields' fingerprints when asked for.
+
+    When no method validated, ``partial`` is the record of the attempt that got the most
+    fields valid (none: no attempt got any), ``partial_method`` that method and ``missing``
+    its required fields that were missing or invalid: the page is stored with what it has,
+    flagged, and the library learns nothing from it (no method is remembered or changed).
+    """
 
     schema: str
     pattern: str
@@ -75,6 +81,9 @@ class Extraction:
     record: Mapping[str, Value] | None
     attempts: tuple[Attempt, ...]
     fingerprints: Mapping[str, Fingerprint] | None = None
+    partial: Mapping[str, Value] | None = None
+    partial_method: str | None = None
+    missing: tuple[str, ...] = ()
 
     @property
     def failed_fields(self) -> tuple[str, ...]:
@@ -202,6 +211,7 @@ def extract(
     order = [hint.method] if hint.method in _METHOD_FUNCTIONS else []
     order += [m for m in METHODS if m not in order]
     attempts: list[Attempt] = []
+    best: tuple[dict[str, Value], str, tuple[str, ...]] | None = None
     for method in order:
         try:
             raw = _METHOD_FUNCTIONS[method](page, schema, hint)
@@ -213,6 +223,8 @@ def extract(
         record, failed = _check(schema, raw)
         ok = not failed and bool(record)
         attempts.append(Attempt(method, ok=ok, failed=failed))
+        if not ok and record and (best is None or len(record) > len(best[0])):
+            best = (record, method, failed)
         if ok:
             prints = None
             if hint.want_fingerprints or method != hint.method:
@@ -220,7 +232,20 @@ def extract(
             return Extraction(
                 schema.name, hint.pattern, hint.method, method, record, tuple(attempts), prints
             )
-    return Extraction(schema.name, hint.pattern, hint.method, None, None, tuple(attempts))
+    if best is None:
+        return Extraction(schema.name, hint.pattern, hint.method, None, None, tuple(attempts))
+    partial, method, missing = best
+    return Extraction(
+        schema.name,
+        hint.pattern,
+        hint.method,
+        None,
+        None,
+        tuple(attempts),
+        partial=partial,
+        partial_method=method,
+        missing=missing,
+    )
 
 
 def _fingerprints(

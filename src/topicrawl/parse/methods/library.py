@@ -29,6 +29,7 @@ from topicrawl.parse.methods.validators import Value
 from topicrawl.parse.urls import registered_domain
 
 __all__ = [
+    "PARTIAL",
     "LibraryStore",
     "MemoryLibraryStore",
     "MethodChange",
@@ -39,6 +40,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+PARTIAL = "partial:"
+"""The stored method of a partial record starts with this (``partial:rules``)."""
 
 FINGERPRINT_EVERY = 5
 """Fingerprints of a pattern are refreshed every this many pages (and after each change)."""
@@ -95,7 +99,8 @@ class PatternUpdate:
 
 @dataclass(frozen=True, slots=True)
 class StoredRecord:
-    """A page's extracted record as stored beside it."""
+    """A page's extracted record as stored beside it; a partial one (no method validated)
+    names the required fields it is ``missing`` and its method is ``partial:<method>``."""
 
     url: str
     pattern: str
@@ -103,6 +108,11 @@ class StoredRecord:
     method: str
     record: Mapping[str, Value]
     extracted_at: float
+    missing: tuple[str, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing)
 
 
 class LibraryStore(Protocol):
@@ -250,6 +260,18 @@ class ParserLibrary:
         if extraction.method is None:
             state.failures += 1
             pending.failures += 1
+            if extraction.partial and extraction.partial_method is not None:
+                self._records.append(
+                    StoredRecord(
+                        url,
+                        pattern,
+                        extraction.schema,
+                        f"{PARTIAL}{extraction.partial_method}",
+                        extraction.partial,
+                        now,
+                        missing=extraction.missing,
+                    )
+                )
             return None
         state.successes += 1
         pending.successes += 1

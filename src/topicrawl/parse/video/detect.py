@@ -4,8 +4,12 @@ Signals read: ``<video>``/``<source>`` (a muted ``<video>`` without controls is 
 a background or a hover preview, not a player), ``og:video*``, ``og:type video.*``,
 ``twitter:player*``, JSON-LD ``VideoObject`` (``contentUrl``; ``embedUrl`` is a player page)
 and ``Movie``/``TVSeries``/``Episode`` (a video page; ``VideoObject``s inside an ``ItemList`` are
-a list's entries, not this page's video), and player configs in scripts (JSON, or media URLs
-in a script's string literals). Audio elements and audio types are never video media.
+a list's entries, not this page's video), player configs in scripts (JSON, or media URLs
+in a script's string literals), and player ``<iframe>``s (``allowfullscreen``, an ``allow``
+with fullscreen or autoplay, or a player-like address such as ``/embed/``, ``player.``): the
+page is a video page and the iframe's page an embed, followed like ``twitter:player`` (its
+media are listed on that page, not on this one). Audio elements and audio types are never
+video media.
 
 A few substring checks on the lower-cased page come first, so a page without any video
 marker costs no parse.
@@ -36,7 +40,7 @@ __all__ = [
 # scan of the page, so they are few (benchmarks/video/README.md): "video" covers <video> (so
 # its <source> types), og:video*, og:type video.*, VideoObject and the video/* types;
 # "ld+json" any JSON-LD (Movie, TVSeries, Episode); the rest, player configs without the word.
-MARKERS = ("video", "m3u8", ".mpd", ".mp4", ".webm", "twitter:player", "ld+json")
+MARKERS = ("video", "m3u8", ".mpd", ".mp4", ".webm", "twitter:player", "ld+json", "<iframe")
 _ABOUT_TYPES = {"movie", "tvseries", "tvepisode", "episode", "movieseries", "clip", "videoobject"}
 _MEDIA_EXT = re.compile(r"\.(m3u8|mpd|mp4|m4v|webm|mov)$", re.IGNORECASE)
 _QUOTED_MEDIA = re.compile(
@@ -58,6 +62,10 @@ def _tag_id(name: str) -> int:
 
 
 _VIDEO_ID, _SCRIPT_ID, _META_ID = _tag_id("video"), _tag_id("script"), _tag_id("meta")
+_IFRAME_ID = _tag_id("iframe")
+_PLAYER_ADDRESS = re.compile(
+    r"(^|[/.])(embed|player|videoembed)s?([/.?#_-]|$)|^https?://player\.", re.IGNORECASE
+)
 _SCRIPT_MARKERS = ("video", "m3u8", ".mpd", ".mp4", ".webm", "movie", "tvseries", "episode")
 
 
@@ -80,13 +88,30 @@ def nodes_have_video_markers(dropped: list[LexborNode], head: list[LexborNode]) 
                 return True
     for node in dropped:
         tag = node.tag_id
-        if tag == _VIDEO_ID:
+        if tag == _VIDEO_ID or (tag == _IFRAME_ID and _is_player_iframe(node) is not None):
             return True
         if tag == _SCRIPT_ID and node.attributes.get("src") is None:
             text = (node.text(deep=True) or "")[:_MAX_SCRIPT].lower()
             if any(marker in text for marker in _SCRIPT_MARKERS):
                 return True
     return False
+
+
+def _is_player_iframe(node: LexborNode) -> str | None:
+    """The address of an iframe that holds a video player, else None."""
+    attrs = node.attributes
+    src = (attrs.get("src") or attrs.get("data-src") or "").strip()
+    if not src or src.lower().startswith(("javascript:", "data:", "about:")):
+        return None
+    allow = (attrs.get("allow") or "").lower()
+    if (
+        "allowfullscreen" in attrs
+        or "fullscreen" in allow
+        or "autoplay" in allow
+        or _PLAYER_ADDRESS.search(src.split("?", 1)[0])
+    ):
+        return src
+    return None
 
 
 def has_video_markers(html: str) -> bool:
@@ -207,6 +232,12 @@ def detect_video(html: str, url: str, *, prefilter: bool = True) -> VideoPage:
     found = _Found(base)
     _meta(tree, found)
     _videos(tree, found)
+    for iframe in tree.css("iframe"):
+        src = _is_player_iframe(iframe)
+        if src is not None:
+            found.signals.append("iframe-player")
+            found.about = True
+            found.embed(src)
     for script in tree.css("script"):
         if script.attributes.get("src") is not None:
             continue

@@ -8,9 +8,12 @@ a :class:`~topicrawl.parse.video.model.ManifestError` saying what was wrong.
 
 What is listed: a master playlist's video variants (RESOLUTION, BANDWIDTH), never its audio-
 only variants, I-frame playlists or EXT-X-MEDIA renditions; a media playlist is itself the
-media (audio-only when its segments are audio files); a DASH MPD's video Representations
-that name a single file by ``BaseURL`` (``SegmentTemplate`` representations have no one URL
-and are not listed: the MPD itself is).
+media (audio-only when its segments are audio files); a DASH MPD's video Representations:
+one that names a single file by ``BaseURL`` is that file; one whose segments come from a
+``SegmentTemplate`` (on the Representation, its AdaptationSet or its Period, the nearest
+winning) is listed by its initialization segment, or by its first media segment when there is
+none (``$RepresentationID$``, ``$Bandwidth$``, ``$Number$`` from ``startNumber``, ``$Time$``
+from the first ``SegmentTimeline`` entry, width formats such as ``$Number%05d$``, ``$$``).
 """
 
 from __future__ import annotations
@@ -148,11 +151,23 @@ def parse_dash(body: bytes, url: str, *, max_bytes: int = MAX_MANIFEST_BYTES) ->
                 if not _is_video(aset, rep):
                     continue
                 has_video = True
+                target = _base(rep, set_base)
                 if _child(rep, "BaseURL") is None:
-                    continue  # segment templates: no single URL for this representation
+                    template = next(
+                        (
+                            t
+                            for t in (_child(n, "SegmentTemplate") for n in (rep, aset, period))
+                            if t is not None
+                        ),
+                        None,
+                    )
+                    first = _first_segment(template, rep) if template is not None else None
+                    if first is None:
+                        continue  # neither a file nor a template: nothing to list
+                    target = urljoin(target, first)
                 renditions.append(
                     MediaUrl(
-                        _base(rep, set_base),
+                        target,
                         "mp4" if "webm" not in _attr(aset, rep, "mimeType") else "webm",
                         _num(rep.get("width") or aset.get("width")),
                         _num(rep.get("height") or aset.get("height")),
@@ -161,6 +176,42 @@ def parse_dash(body: bytes, url: str, *, max_bytes: int = MAX_MANIFEST_BYTES) ->
                     )
                 )
     return Manifest(url, "dash", tuple(dict.fromkeys(renditions)), has_video=has_video)
+
+
+_IDENTIFIER = re.compile(r"\$(RepresentationID|Bandwidth|Number|Time)(%0(\d{1,2})d)?\$|\$\$")
+
+
+def _first_segment(template: etree._Element, rep: etree._Element) -> str | None:
+    """The initialization segment of ``rep`` by ``template``, else its first media segment;
+    None when the template names neither (or names an identifier it cannot fill)."""
+    timeline = _child(template, "SegmentTimeline")
+    first = _child(timeline, "S") if timeline is not None else None
+    values = {
+        "RepresentationID": rep.get("id") or "",
+        "Bandwidth": rep.get("bandwidth") or "",
+        "Number": (template.get("startNumber") or "1").strip(),
+        "Time": (first.get("t") if first is not None else None) or "0",
+    }
+    for name in ("initialization", "media"):
+        pattern = template.get(name)
+        if not pattern:
+            continue
+        try:
+            return _IDENTIFIER.sub(lambda m: _fill(m, values), pattern.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _fill(match: re.Match[str], values: dict[str, str]) -> str:
+    if match.group(0) == "$$":
+        return "$"
+    value = values[match.group(1)]
+    if not value:
+        raise ValueError(f"no value for ${match.group(1)}$")
+    if match.group(3):
+        return value.rjust(int(match.group(3)), "0") if value.isdigit() else value
+    return value
 
 
 def _attr(aset: etree._Element, rep: etree._Element, name: str) -> str:

@@ -1,0 +1,522 @@
+"""Seed 004 as one system (issue #22 items 3 and 5): ``topicrawl video run``.
+
+1. **Crawl** the video site with the parser library (:func:`~topicrawl.engine.run_crawl` with
+   the site's schemas): pages, their records (title, type, directors, actors, plays,
+   comments, favourites) and media are stored as in any crawl.
+2. **Plan** (:mod:`topicrawl.revisit.videoplan`): the records grouped into videos; each
+   video's popularity index from its extracted counts (and their growth since the last plan);
+   the 1 / 3 / 7-day tiers; the node of each video. Re-planned every ``recompute_period``
+   (weekly) on the clock, from the counts the revisits read.
+3. **Accounts** (:func:`~topicrawl.engine.accounts.run_account_pipeline`): the videos'
+   entity names (titles, directors, actors) matched to microblog accounts, the follow graph
+   grown, the LDA filter, weighted PageRank tiers; recomputed with each plan.
+4. **Revisit** pages and accounts when due: a page is fetched with its ``ETag`` (304:
+   unchanged), its record re-extracted by the library (which heals across template changes)
+   and its fetch kept in ``page_history``; an account's timeline is read again and the posts
+   made since are stored. Every revisit is a row of ``system_visits`` with its due time.
+
+Time comes from a :class:`~topicrawl.revisit.clock.Clock`: the system clock, or a simulated
+one that jumps from event to event so weeks run in seconds (the demo servers read the same
+clock). With ``node`` set, this process revisits only the videos and accounts that hash to it
+(:func:`~topicrawl.revisit.videoplan.video_node`, :func:`~topicrawl.revisit.influence.node_of`).
+Each node's real time per item in a round (between two plans) is kept in ``node_rounds``; the
+next plan places new videos by those measured rates (a video already placed stays). Partial:
+every node crawls, plans and ranks accounts itself from the shared database (the plans agree,
+being computed from the same records, but the crawl's and the account pipeline's requests are
+made by every node, not split between them); accounts are placed by equal-weight hashing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from topicrawl.core.config import CrawlSettings, FetchSettings, PolitenessSettings
+from topicrawl.core.errors import ConfigError, FetchError
+from topicrawl.core.models import Request
+from topicrawl.engine.accounts import (
+    AccountPipelineSettings,
+    AccountRun,
+    post_record,
+    run_and_store,
+)
+from topicrawl.engine.parsers import open_parser_library
+from topicrawl.fetch.client import HttpFetcher
+from topicrawl.fetch.robots import RobotsCache
+from topicrawl.parse.content import content_hash
+from topicrawl.parse.methods import ParserLibrary, extract
+from topicrawl.revisit.clock import Clock
+from topicrawl.revisit.tiers import DAY, TierPolicy, period_of
+from topicrawl.revisit.videoplan import (
+    VideoPlan,
+    node_weights,
+    plan_videos,
+    videos_from_records,
+)
+from topicrawl.sources.accountsapi import AccountsClient
+from topicrawl.storage.accountstore import AccountStore, PostRecord
+from topicrawl.storage.history import FetchRecord, PageHistory
+from topicrawl.storage.videostore import VideoStore, Visit
+
+__all__ = ["SystemReport", "VideoSystem", "VideoSystemSettings"]
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class VideoSystemSettings:
+    """What ``topicrawl video run`` is given.
+
+    Attributes:
+        site: the video site's start URL.
+        db: the crawl database (SQLite file or ``postgresql://`` URL).
+        parsers: the site's schemas (TOML file) for the parser library.
+        detail_schema: the schema of a video's detail page (the one with the counts).
+        api: a Mastodon-compatible server for the accounts (None: no accounts).
+        days: how long to run, in days of the clock.
+        tiers: tier shares and periods, and the re-plan period.
+        accounts: the account pipeline's settings (its tiers are replaced by ``tiers``).
+        nodes: the nodes work is spread over; ``node``: this process's (None: all of them).
+        max_pages: pages the first crawl fetches at most (0: all in scope).
+        concurrency: requests in flight at once (crawl and revisits).
+        delay: seconds between two requests to one host.
+        day_seconds: a day's length on the clock, for growth per day.
+    """
+
+    site: str
+    db: str
+    parsers: str
+    detail_schema: str = "video-detail"
+    api: str | None = None
+    days: float = 28.0
+    tiers: TierPolicy = field(default_factory=TierPolicy)
+    accounts: AccountPipelineSettings = field(default_factory=AccountPipelineSettings)
+    nodes: tuple[str, ...] = ("local",)
+    node: str | None = None
+    max_pages: int = 0
+    concurrency: int = 4
+    delay: float = 0.0
+    day_seconds: float = DAY
+
+    def __post_init__(self) -> None:
+        if not self.site.startswith(("http://", "https://")):
+            raise ConfigError(f"the video site must be an http(s) URL, got {self.site!r}")
+        if not (self.days > 0 and math.isfinite(self.days)):
+            raise ConfigError(f"days must be a positive number, got {self.days}")
+        if not self.nodes or len(set(self.nodes)) != len(self.nodes):
+            raise ConfigError("nodes must be one or more distinct names")
+        if self.node is not None and self.node not in self.nodes:
+            raise ConfigError(f"node {self.node!r} is not one of {', '.join(self.nodes)}")
+        if not 1 <= self.concurrency <= 256 or self.delay < 0 or self.max_pages < 0:
+            raise ConfigError("concurrency must be 1-256, delay and max_pages >= 0")
+        if not self.day_seconds > 0:
+            raise ConfigError("day_seconds must be > 0")
+
+    def mine(self, node: str | None) -> bool:
+        """Whether an item placed on ``node`` is this process's to revisit."""
+        return self.node is None or node == self.node
+
+
+@dataclass
+class SystemReport:
+    """What a run did (numbers a test or the CLI shows)."""
+
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    pages_crawled: int = 0
+    records: int = 0
+    videos: int = 0
+    partial: int = 0
+    plans: list[dict[str, Any]] = field(default_factory=list)
+    page_visits: int = 0
+    not_modified: int = 0
+    changed_pages: int = 0
+    failed_visits: int = 0
+    account_visits: int = 0
+    new_posts: int = 0
+    accounts: dict[str, int] = field(default_factory=dict)
+    account_runs: int = 0
+    visits_by_tier: dict[str, int] = field(default_factory=dict)
+    max_lateness: float = 0.0
+    nodes: dict[str, int] = field(default_factory=dict)
+    node_weights: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Io:
+    """What the revisits read and write through."""
+
+    store: VideoStore
+    history: PageHistory
+    library: ParserLibrary
+    accounts: AccountStore
+    client: AccountsClient | None
+    fetcher: HttpFetcher
+
+
+@dataclass
+class _Due:
+    """An item to revisit: when, in which tier, the node it is on, when last visited."""
+
+    at: float
+    tier: int
+    node: str
+    last: float
+
+
+class VideoSystem:
+    """Runs seed 004's system once through (see the module docstring).
+
+    Args:
+        settings: what to run.
+        clock: the time source (system or simulated).
+        progress: called with a line at each stage (the CLI prints it).
+    """
+
+    def __init__(
+        self, settings: VideoSystemSettings, *, clock: Clock, progress: Progress | None = None
+    ) -> None:
+        self.s = settings
+        self.clock = clock
+        self._say = progress or (lambda _line: None)
+        self.source = settings.site
+        self.report = SystemReport()
+        self._records: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._etags: dict[str, str] = {}
+        self._hashes: dict[str, str] = {}
+        self._pages: dict[str, _Due] = {}
+        self._accounts: dict[str, _Due] = {}
+        self._plan: VideoPlan | None = None
+        self._counts_at_plan: dict[str, Mapping[str, float]] = {}
+        self._planned_at = 0.0
+        self._run_id = 0
+        self._seen_posts: dict[str, set[str]] = {}
+        self._host_next: dict[str, float] = {}
+        self._round: dict[str, list[float]] = {}  # node -> [items, real seconds] this round
+
+    async def run(self) -> SystemReport:
+        """Crawl, plan, rank accounts, then revisit what is due until ``days`` have passed.
+
+        Raises:
+            ConfigError: bad schemas, or the crawl found no video.
+            StorageError: the database failed.
+            FetchError: the microblog server failed beyond the client's retries.
+        """
+        s, report = self.s, self.report
+        start = self.clock.now()
+        report.started_at = start
+        crawl = await self._crawl()
+        report.pages_crawled = crawl
+        async with (
+            VideoStore(s.db) as store,
+            PageHistory(s.db) as history,
+            open_parser_library(s.parsers, s.db) as library,
+            AccountStore(s.db) as accounts,
+        ):
+            assert library is not None
+            self._records = await store.records()
+            report.records = len(self._records)
+            await self._replan(store, start)
+            if not self._plan or not self._plan.tiers:
+                raise ConfigError(
+                    f"the crawl of {s.site} stored no record of schema {s.detail_schema!r}: "
+                    "check the schemas' domains and paths"
+                )
+            client = AccountsClient(s.api) if s.api else None
+            try:
+                if client is not None:
+                    await client.__aenter__()
+                    await self._rank_accounts(client, accounts, start)
+                fetcher = HttpFetcher(settings=FetchSettings())
+                polite = PolitenessSettings()
+                fetcher.robots = RobotsCache(  # revisits obey robots.txt as the crawl did
+                    session=fetcher.session,
+                    user_agent=FetchSettings().user_agent,
+                    error_ttl=polite.robots_error_ttl,
+                    max_crawl_delay=polite.max_crawl_delay,
+                )
+                fetcher.before_request = self._space
+                try:
+                    io = _Io(store, history, library, accounts, client, fetcher)
+                    await self._revisit_until(start + s.days * s.day_seconds, io)
+                finally:
+                    await fetcher.close()
+            finally:
+                if client is not None:
+                    await client.__aexit__(None, None, None)
+        report.ended_at = self.clock.now()
+        return report
+
+    # -- the crawl and the plans --------------------------------------------------------------
+
+    async def _crawl(self) -> int:
+        from topicrawl.engine.build import run_crawl  # noqa: PLC0415 - the crawl's whole stack
+
+        s = self.s
+        settings = CrawlSettings(
+            seeds=(s.site,),
+            sitemaps=True,
+            max_pages=s.max_pages,
+            concurrency=s.concurrency,
+            parse_workers=1,
+            parsers=s.parsers,
+            politeness={"per_host": s.concurrency, "delay": s.delay},
+            scope={"allowed_domains": (urlsplit(s.site).hostname or "",), "max_depth": 20},
+            storage={"url": s.db},
+        )
+        self._say(f"crawling {s.site} with the parser library")
+        report = await run_crawl(settings)
+        self._say(f"crawl: {report.stats.pages} pages")
+        return report.stats.pages
+
+    async def _nodes(self, store: VideoStore, now: float) -> dict[str, float]:
+        """Each node's weight for new videos: its measured items per second in its last round
+        (this process's rounds are written first; other nodes' are read from the database)."""
+        if self._round:
+            rounds = {n: (int(i), t) for n, (i, t) in self._round.items()}
+            await store.add_rounds(self.source, now, rounds)
+            self._round = {}
+        measured = await store.last_rounds(self.source)
+        weights = node_weights({n: measured.get(n, (0, 0.0)) for n in self.s.nodes})
+        self.report.node_weights = weights
+        return weights
+
+    async def _replan(self, store: VideoStore, now: float) -> None:
+        s = self.s
+        found = videos_from_records(self._records, detail_schema=s.detail_schema)
+        previous = self._plan
+        plan = plan_videos(
+            found,
+            s.tiers,
+            await self._nodes(store, now),
+            previous=self._counts_at_plan or None,
+            elapsed=now - self._planned_at if previous else 0.0,
+            placed=previous.nodes if previous else await store.placed(self.source),
+            day_seconds=s.day_seconds,
+        )
+        await store.save_plan(self.source, found, plan, s.tiers, planned_at=now)
+        self._plan = plan
+        self._counts_at_plan = {v.key: dict(v.counts) for v in found}
+        self._planned_at = now
+        tiers = Counter(plan.tiers.values())
+        self.report.videos = len(found)
+        self.report.partial = sum(v.partial for v in found)
+        self.report.nodes = dict(Counter(plan.nodes.values()))
+        self.report.plans.append(
+            {"at": now, "videos": len(found), "tiers": {t: tiers[t] for t in (1, 2, 3)}}
+        )
+        self._say(
+            f"plan at day {(now - self.report.started_at) / s.day_seconds:.1f}: {len(found)} "
+            f"videos, tiers 1/2/3: {tiers[1]}/{tiers[2]}/{tiers[3]}"
+        )
+        for video in found:
+            node = plan.nodes[video.key]
+            if not s.mine(node):
+                continue
+            tier = plan.tiers[video.key]
+            period = period_of(tier, s.tiers)
+            for url in video.pages:
+                last = self._pages[url].last if url in self._pages else now
+                self._pages[url] = _Due(max(now, last + period), tier, node, last)
+
+    async def _rank_accounts(
+        self, client: AccountsClient, store: AccountStore, now: float
+    ) -> AccountRun:
+        s = self.s
+        found = videos_from_records(self._records, detail_schema=s.detail_schema)
+        names = list(dict.fromkeys(n for v in found for n in v.names if n.strip()))
+        settings = replace(s.accounts, tiers=s.tiers, nodes=s.nodes)
+        run_id, result, counts = await run_and_store(client, store, names, settings, now=now)
+        self._run_id = run_id
+        self.report.account_runs += 1
+        self.report.accounts = {**counts, "dropped": counts["accounts"] - counts["kept"]}
+        for post in result.posts:
+            self._seen_posts.setdefault(post.account_id, set()).add(post.post_id)
+        kept = {r.account_id: r for r in result.records if r.kept and r.tier is not None}
+        for account_id in list(self._accounts):
+            if account_id not in kept:
+                del self._accounts[account_id]  # dropped by this week's filter
+        for account_id, record in kept.items():
+            node = record.node or s.nodes[0]
+            if not s.mine(node):
+                continue
+            assert record.tier is not None
+            period = period_of(record.tier, s.tiers)
+            old = self._accounts.get(account_id)
+            last = old.last if old else now
+            self._accounts[account_id] = _Due(max(now, last + period), record.tier, node, last)
+        self._say(
+            f"accounts: {len(names)} names -> {counts['matched']} matches, "
+            f"{counts['accounts']} in the follow graph, {counts['kept']} kept"
+        )
+        return result
+
+    # -- revisits -----------------------------------------------------------------------------
+
+    async def _revisit_until(self, end: float, io: _Io) -> None:
+        s, store, client = self.s, io.store, io.client
+        next_plan = self._planned_at + s.tiers.recompute_period
+        while True:
+            soonest = min(
+                [d.at for d in self._pages.values()]
+                + [d.at for d in self._accounts.values()]
+                + [next_plan]
+            )
+            if soonest > end:
+                break
+            await self.clock.sleep_until(soonest)
+            now = self.clock.now()
+            if now >= next_plan:
+                self._records = await store.records()
+                await self._replan(store, now)
+                if client is not None:
+                    await self._rank_accounts(client, io.accounts, now)
+                next_plan = now + s.tiers.recompute_period
+            pages = [u for u, d in self._pages.items() if d.at <= now]
+            people = [a for a, d in self._accounts.items() if d.at <= now]
+            visits = await self._visit_all(pages, people, io)
+            await io.library.sync()
+            await store.add_visits(self.source, visits)
+            if client is not None and people:
+                await io.accounts.set_next_visits(
+                    client.source, {a: self._accounts[a].at for a in people}
+                )
+
+    async def _visit_all(self, pages: list[str], people: list[str], io: _Io) -> list[Visit]:
+        client = io.client
+        gate = asyncio.Semaphore(self.s.concurrency)
+        visits: list[Visit] = []
+        fetches: list[FetchRecord] = []
+        posts: list[PostRecord] = []
+
+        async def page(url: str) -> None:
+            async with gate:
+                began = time.perf_counter()
+                visit, fetched = await self._visit_page(url, io.fetcher, io.library)
+                self._measure(visit.node, time.perf_counter() - began)
+            visits.append(visit)
+            if fetched is not None:
+                fetches.append(fetched)
+
+        async def person(account_id: str) -> None:
+            assert client is not None
+            async with gate:
+                began = time.perf_counter()
+                visit, fresh = await self._visit_account(account_id, client)
+                self._measure(visit.node, time.perf_counter() - began)
+            visits.append(visit)
+            posts.extend(fresh)
+
+        async with asyncio.TaskGroup() as group:
+            for url in pages:
+                group.create_task(page(url))
+            for account_id in people:
+                group.create_task(person(account_id))
+        await io.history.append(fetches)
+        if client is not None and posts:
+            await io.accounts.add_posts(client.source, self._run_id, posts)
+        return visits
+
+    def _measure(self, node: str, seconds: float) -> None:
+        """Count one item and its real time in ``node``'s round."""
+        spent = self._round.setdefault(node, [0.0, 0.0])
+        spent[0] += 1
+        spent[1] += seconds
+
+    def _done(self, item: dict[str, _Due], key: str, now: float) -> tuple[_Due, float]:
+        """Move ``key`` to its next due time; the old entry and how late this visit was."""
+        due = item[key]
+        item[key] = _Due(now + period_of(due.tier, self.s.tiers), due.tier, due.node, now)
+        late = max(0.0, now - due.at)
+        self.report.max_lateness = max(self.report.max_lateness, late)
+        tier = f"{'page' if item is self._pages else 'account'}.{due.tier}"
+        self.report.visits_by_tier[tier] = self.report.visits_by_tier.get(tier, 0) + 1
+        return due, late
+
+    async def _visit_page(
+        self, url: str, fetcher: HttpFetcher, library: ParserLibrary
+    ) -> tuple[Visit, FetchRecord | None]:
+        now = self.clock.now()
+        due, _ = self._done(self._pages, url, now)
+        etag = self._etags.get(url)
+        headers = {"If-None-Match": etag} if etag else None
+        try:
+            response = await fetcher.fetch(Request(url), headers=headers)
+        except FetchError as exc:
+            log.warning("revisit of %s failed: %s", url, exc)
+            self.report.failed_visits += 1
+            return Visit("page", url, due.tier, due.node, due.at, now, 0, False, 0), None
+        self.report.page_visits += 1
+        if response.headers.get("ETag"):
+            self._etags[url] = response.headers["ETag"]
+        if response.status == 304:
+            self.report.not_modified += 1
+            record = FetchRecord(url, now, 304, False, self._hashes.get(url), etag=etag)
+            return Visit("page", url, due.tier, due.node, due.at, now, 304, False, 0), record
+        text = response.text or ""
+        digest = content_hash(text)
+        changed = self._hashes.get(url) not in (None, digest)
+        self._hashes[url] = digest
+        fields = await self._extract(url, text, library)
+        self.report.changed_pages += changed
+        record = FetchRecord(url, now, response.status, changed, digest, etag=self._etags.get(url))
+        visit = Visit(
+            "page", url, due.tier, due.node, due.at, now, response.status, changed, fields
+        )
+        return visit, record
+
+    async def _extract(self, url: str, text: str, library: ParserLibrary) -> int:
+        """Re-extract a page's record; returns how many of its fields changed."""
+        hint = library.hint_for(url)
+        schema = library.config.by_name(hint.schema) if hint is not None else None
+        if hint is None or schema is None:
+            return 0
+        extraction = await asyncio.to_thread(extract, text, url, schema, hint)
+        library.learn(extraction, url)
+        if extraction.record is None:
+            return 0
+        fresh = dict(extraction.record)
+        old = self._records.get(url, ("", {}))[1]
+        self._records[url] = (schema.name, fresh)
+        return sum(1 for k, v in fresh.items() if old.get(k) != v)
+
+    async def _visit_account(
+        self, account_id: str, client: AccountsClient
+    ) -> tuple[Visit, list[PostRecord]]:
+        now = self.clock.now()
+        due, _ = self._done(self._accounts, account_id, now)
+        try:
+            entries = await client.statuses(account_id, max_posts=self.s.accounts.max_posts)
+        except FetchError as exc:
+            log.warning("revisit of account %s failed: %s", account_id, exc)
+            self.report.failed_visits += 1
+            return Visit("account", account_id, due.tier, due.node, due.at, now, 0, False, 0), []
+        seen = self._seen_posts.setdefault(account_id, set())
+        fresh = [post_record(account_id, e) for e in entries if e.post.id not in seen]
+        seen.update(p.post_id for p in fresh)
+        self.report.account_visits += 1
+        self.report.new_posts += len(fresh)
+        visit = Visit(
+            "account", account_id, due.tier, due.node, due.at, now, 200, bool(fresh), len(fresh)
+        )
+        return visit, fresh
+
+    async def _space(self, url: str) -> None:
+        """Keep ``delay`` seconds (real time) between two requests to one host."""
+        if self.s.delay <= 0:
+            return
+        host = urlsplit(url).netloc
+        now = time.monotonic()
+        start = max(now, self._host_next.get(host, 0.0))
+        self._host_next[host] = start + self.s.delay
+        if start > now:
+            await asyncio.sleep(start - now)
