@@ -142,6 +142,15 @@ CANDIDATES: tuple[Candidate, ...] = (
     # run.py showed the topic update losing there: anchor_initial back on, and either frozen.
     Candidate("anchor-initial", {"anchor_initial": True}),
     Candidate("anchor-initial-frozen", {"anchor_initial": True, "evolve": False}),
+    # Session 16, each value fixed before any grid crawl of it: role anchors (from the
+    # java-files and java-time traces: class-use pages through Javadoc's "Use" links), the
+    # learner's lift blend, and both with the topic update off (the update lost over
+    # session 15's defaults).
+    Candidate("role-anchors", {"role_anchors": 5}),
+    Candidate("role-anchors-frozen", {"role_anchors": 5, "evolve": False}),
+    Candidate("learner-lift", {"learner": True, "learner_lift": True}),
+    Candidate("learner-lift-frozen", {"learner": True, "learner_lift": True, "evolve": False}),
+    Candidate("learner-frozen", {"learner": True, "evolve": False}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -214,14 +223,14 @@ class SiteTopics:
 
 
 async def load_sites(
-    names: Sequence[str], workdir: Path, log: Callable[[str], None], version: str = ""
+    names: Sequence[str], workdir: Path, log: Callable[[str], None]
 ) -> list[SiteTopics]:
     """Every site's topics, relevant sets and oracle F90 (crawl graphs from the cache)."""
     out = []
     for name in names:
         real = run.REAL_SITES[name]
         site = real.site()
-        graph, _ = await run.site_graph(site, workdir, log, version)
+        graph, _ = await run.site_graph(site, workdir, log)
         topics = real.make_topics(graph)
         oracle = {}
         for topic in topics:
@@ -239,13 +248,23 @@ async def fill(
     version: str,
     workdir: Path,
     log: Callable[[str], None],
+    reuse_from: str = "",
 ) -> None:
-    """Crawl every (candidate, topic) the cache lacks."""
+    """Crawl every (candidate, topic) the cache lacks. With ``reuse_from`` (an earlier code
+    version whose crawls of these candidates are the same: only options that are off in
+    them changed), a record of that version is copied instead of crawled, marked
+    ``reused_from`` (check it: crawl some of them again without it)."""
     for candidate in candidates:
         for entry in sites:
             for topic in entry.topics:
                 key = cache_key(version, candidate, topic, entry.site.budget)
-                if key in read_grid():
+                grid = read_grid()
+                if key in grid:
+                    continue
+                old = cache_key(reuse_from, candidate, topic, entry.site.budget)
+                if reuse_from and old in grid:
+                    with _locked() as data:
+                        data[key] = {**data[old], "reused_from": reuse_from}
                     continue
                 order, took, updates = await run.crawl(
                     run.topic_site(entry.site, topic),
@@ -576,6 +595,13 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "--report-only", action="store_true", help="crawl nothing, report what is cached"
     )
     parser.add_argument(
+        "--reuse-from",
+        default="",
+        metavar="VERSION",
+        help="copy the records of this earlier code version instead of crawling (for "
+        "candidates whose code path did not change; check some by crawling them again)",
+    )
+    parser.add_argument(
         "--no-update-check",
         action="store_true",
         help="skip the one-keyword crawls of the topic update against the frozen vector",
@@ -600,7 +626,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     run.ensure_docsweb()
     with tempfile.TemporaryDirectory(prefix="focus-loso-") as tmp:
         workdir = Path(tmp)
-        sites = await load_sites(names, workdir, log, version)
+        sites = await load_sites(names, workdir, log)
         if args.one_keyword:
             for base in (c for c in CANDIDATES if c.name in only):
                 frozen = dataclasses.replace(
@@ -609,11 +635,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
                 one = [
                     dataclasses.replace(e, topics=[one_keyword(t) for t in e.topics]) for e in sites
                 ]
-                await fill(one, [base, frozen], version, workdir, log)
+                await fill(one, [base, frozen], version, workdir, log, args.reuse_from)
             return
         if not args.report_only:
             wanted = [c for c in CANDIDATES if not only or c.name in only]
-            await fill(sites, wanted, version, workdir, log)
+            await fill(sites, wanted, version, workdir, log, args.reuse_from)
         text, summary = report(sites, CANDIDATES, version, args.baselines_from)
         chosen = summary.get("left_out_choice")
         if chosen and not args.no_update_check:
@@ -625,7 +651,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
                         base, name=base.name + "+frozen", options={**base.options, "evolve": False}
                     )
                     one = dataclasses.replace(entry, topics=[one_keyword(t) for t in entry.topics])
-                    await fill([one], [base, frozen], version, workdir, log)
+                    await fill([one], [base, frozen], version, workdir, log, args.reuse_from)
             extra, counts = update_report(sites, CANDIDATES, version, chosen)
             text += "\n" + extra
             summary["update_vs_frozen"] = counts

@@ -138,6 +138,13 @@ class FocusedOptions(StrategyOptions):
             A link whose own words score at least its block's is unchanged. 0: off (the
             default: 0.25 did not survive leave-one-site-out, session 15: 1.91 against 1.81
             over 29 topics; httpd-zh-vhosts 30 -> 16 fetches, django-forms 26 -> 78).
+        role_anchors: a link whose anchor is a *role anchor* of its host (a short label seen
+            on this many pages of the host, each time pointing to another URL: Javadoc's
+            "Use" and "Tree", "next", "previous"; see :class:`~topicrawl.focus.roles.RoleAnchors`)
+            gets no credit from its own words (anchor, URL, URL directories): its URL is
+            named after the page it sits on, not after what it leads to (java-files: 92 of
+            331 fetches were ``class-use`` cross-reference pages whose URL words repeat the
+            parent's package). Its block's score and inherited score still count. 0: off.
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
@@ -305,6 +312,11 @@ class FocusedOptions(StrategyOptions):
         learner_every, learner_evidence, learner_max_weight, learner_explore,
             learner_hash_bits, learner_alpha: its
             :class:`~topicrawl.focus.learner.LearnerSettings` (``every``, ``evidence``, ...).
+        learner_lift: the model moves a link's priority by its lift instead of being
+            blended in linearly: ``prior * (P / base) ** w`` (``base`` the share of relevant
+            examples, the lift clipped to [1/4, 4]; see
+            :func:`~topicrawl.focus.learner.lift_blend`), so the priority keeps the prior's
+            scale. Off: the linear blend ``(1 - w) * prior + w * P``.
         learner_rescore: after a model update, at most this many waiting links are scored
             again (taken in turn, as ``rescore_budget``; 0: none).
         promote_seeds: the most important relevant pages (by ``pu``) with a hub score of at
@@ -327,6 +339,7 @@ class FocusedOptions(StrategyOptions):
     own_words_weight: float = 0.0
     menu_score: float = 0.0
     menu_links: int = 12
+    role_anchors: int = 0
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0
@@ -387,6 +400,7 @@ class FocusedOptions(StrategyOptions):
     learner_hash_bits: int = _LEARNER.hash_bits
     learner_alpha: float = _LEARNER.alpha
     learner_rescore: int = 2_000
+    learner_lift: bool = False
     promote_seeds: int = 10
     promote_hub: float = 0.5
 
@@ -418,6 +432,9 @@ class FocusedOptions(StrategyOptions):
         _require(self.sibling_prior > 0.0, "sibling_prior must be > 0")
         _require(self.sibling_links >= 2, "sibling_links must be >= 2")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
+        _require(
+            self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2"
+        )
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")
         _require(self.rescore_budget >= 0, "rescore_budget must be >= 0")
