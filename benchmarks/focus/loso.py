@@ -40,10 +40,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import run  # noqa: E402
+from topicrawl.focus.options import FocusedOptions  # noqa: E402
 from measure import measure_order, oracle_order  # noqa: E402
 from selection import feature_verdict, geomean, in_sample, leave_one_site_out  # noqa: E402
 
 GRID = run.OUT / "grid.json"
+EVOLVE_DEFAULT = next(f.default for f in dataclasses.fields(FocusedOptions) if f.name == "evolve")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +181,13 @@ NEW_FEATURES: dict[str, tuple[str, str]] = {
         "on-topic-anchor-0.1",
         "defaults",
     ),
+    "role anchors (role_anchors=5)": ("role-anchors", "defaults"),
+    "role anchors, topic update off": ("role-anchors-frozen", "frozen"),
+    "the learner with the lift blend (learner_lift)": ("learner-lift", "defaults"),
+    "the learner with the lift blend, topic update off": ("learner-lift-frozen", "frozen"),
+    "the learner (linear blend), topic update off": ("learner-frozen", "frozen"),
 }
-"""Session 15's new options -> (the candidate with them, the candidate without them)."""
+"""Sessions 15 and 16's new options -> (the candidate with them, the candidate without them)."""
 
 
 # --------------------------------------------------------------------------- the grid cache
@@ -291,6 +298,21 @@ async def fill(
                     f"  {candidate.name:20} {topic.id:28} F90 {m.to_most} "
                     f"(oracle {entry.oracle[topic.id]}) {took:4.0f} s"
                 )
+
+
+def update_pair(candidate: Candidate) -> tuple[Candidate, Candidate]:
+    """``candidate`` with the topic update on, and with it off (whichever it is itself;
+    ``evolve`` is named in the options only where it differs from the default)."""
+    on = candidate
+    if candidate.options.get("evolve", EVOLVE_DEFAULT) is False:
+        options = {k: v for k, v in candidate.options.items() if k != "evolve"}
+        if not EVOLVE_DEFAULT:
+            options["evolve"] = True
+        on = dataclasses.replace(candidate, name=candidate.name + "+update", options=options)
+    frozen = dataclasses.replace(
+        on, name=on.name + "+frozen", options={**on.options, "evolve": False}
+    )
+    return on, frozen
 
 
 def one_keyword(topic: run.Topic) -> run.Topic:
@@ -528,8 +550,9 @@ def update_report(
     lines = [
         "### Topic update against the frozen vector, every topic by its first keyword alone",
         "",
-        "Each site with its left-out choice, once as chosen and once with `evolve=False`. A topic"
-        " counts only when an update ran before the updated crawl reached 90 % recall.",
+        "Each site with its left-out choice, once with the topic update on and once with"
+        " `evolve=False`. A topic counts only when an update ran before the updated crawl"
+        " reached 90 % recall.",
         "",
         "| topic | keyword | setting | F90 update | F90 frozen | updates at page | verdict |",
         "|---|---|---|---|---|---|---|",
@@ -538,10 +561,7 @@ def update_report(
     counts = {"win": 0, "loss": 0, "tie": 0, "not counted": 0}
     by_name = {c.name: c for c in candidates}
     for entry in sites:
-        base = by_name[chosen[entry.site.name]]
-        frozen = dataclasses.replace(base, options={**base.options, "evolve": False})
-        if base.options.get("evolve") is False:
-            continue
+        base, frozen = update_pair(by_name[chosen[entry.site.name]])
         for original in entry.topics:
             topic = one_keyword(original)
             a = grid.get(cache_key(version, base, topic, entry.site.budget))
@@ -628,10 +648,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         workdir = Path(tmp)
         sites = await load_sites(names, workdir, log)
         if args.one_keyword:
-            for base in (c for c in CANDIDATES if c.name in only):
-                frozen = dataclasses.replace(
-                    base, name=base.name + "+frozen", options={**base.options, "evolve": False}
-                )
+            for base, frozen in (update_pair(c) for c in CANDIDATES if c.name in only):
                 one = [
                     dataclasses.replace(e, topics=[one_keyword(t) for t in e.topics]) for e in sites
                 ]
@@ -646,10 +663,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
             if not args.report_only:
                 by_name = {c.name: c for c in CANDIDATES}
                 for entry in sites:
-                    base = by_name[chosen[entry.site.name]]
-                    frozen = dataclasses.replace(
-                        base, name=base.name + "+frozen", options={**base.options, "evolve": False}
-                    )
+                    base, frozen = update_pair(by_name[chosen[entry.site.name]])
                     one = dataclasses.replace(entry, topics=[one_keyword(t) for t in entry.topics])
                     await fill([one], [base, frozen], version, workdir, log, args.reuse_from)
             extra, counts = update_report(sites, CANDIDATES, version, chosen)
