@@ -40,9 +40,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import run  # noqa: E402
-from topicrawl.focus.options import FocusedOptions  # noqa: E402
 from measure import measure_order, oracle_order  # noqa: E402
 from selection import feature_verdict, geomean, in_sample, leave_one_site_out  # noqa: E402
+
+from topicrawl.focus.options import FocusedOptions  # noqa: E402
 
 GRID = run.OUT / "grid.json"
 EVOLVE_DEFAULT = next(f.default for f in dataclasses.fields(FocusedOptions) if f.name == "evolve")
@@ -315,6 +316,26 @@ def update_pair(candidate: Candidate) -> tuple[Candidate, Candidate]:
     return on, frozen
 
 
+def updated_early(sites: Sequence[SiteTopics], base: Candidate, version: str) -> list[SiteTopics]:
+    """The topics whose crawl with ``base`` (cached) updated the topic vector before it
+    reached 90 % recall: only there can the frozen vector's crawl differ up to that point
+    (every crawl is deterministic and the update is the only difference), so only there
+    is the frozen crawl needed."""
+    grid = read_grid()
+    out = []
+    for entry in sites:
+        kept = []
+        for topic in entry.topics:
+            record = grid.get(cache_key(version, base, topic, entry.site.budget))
+            if record is None:
+                continue
+            f90 = record["f90"] if record["f90"] is not None else record["fetched"] + 1
+            if record["updates"] and record["updates"][0] < f90:
+                kept.append(topic)
+        out.append(dataclasses.replace(entry, topics=kept))
+    return out
+
+
 def one_keyword(topic: run.Topic) -> run.Topic:
     return dataclasses.replace(topic, keywords=topic.keywords.split(",")[0].strip())
 
@@ -566,15 +587,19 @@ def update_report(
             topic = one_keyword(original)
             a = grid.get(cache_key(version, base, topic, entry.site.budget))
             b = grid.get(cache_key(version, frozen, topic, entry.site.budget))
-            if a is None or b is None:
+            if a is None:
                 continue
             fa = a["f90"] if a["f90"] is not None else a["fetched"] + 1
-            fb = b["f90"] if b["f90"] is not None else b["fetched"] + 1
             first = a["updates"][0] if a["updates"] else None
             if first is None or first >= fa:
+                # The same crawl as the frozen one up to its F90 (see updated_early).
+                b = b or {**a, "updates": []}
                 verdict = "not counted: " + ("no update" if first is None else "update after F90")
                 counts["not counted"] += 1
+            elif b is None:
+                continue
             else:
+                fb = b["f90"] if b["f90"] is not None else b["fetched"] + 1
                 verdict = "win" if fa < fb else "loss" if fa > fb else "tie"
                 counts[verdict] += 1
             show = lambda r: str(r["f90"]) if r["f90"] is not None else f">{r['fetched']}"  # noqa: E731
@@ -615,6 +640,18 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "--report-only", action="store_true", help="crawl nothing, report what is cached"
     )
     parser.add_argument(
+        "--frozen-only",
+        action="store_true",
+        help="with --one-keyword: crawl only the frozen runs the cached updated runs call for",
+    )
+    parser.add_argument(
+        "--update-base",
+        default="",
+        metavar="NAME",
+        help="judge the topic update (one keyword) over this candidate on every site instead "
+        "of each site's left-out choice",
+    )
+    parser.add_argument(
         "--reuse-from",
         default="",
         metavar="VERSION",
@@ -652,20 +689,26 @@ async def main(argv: Sequence[str] | None = None) -> None:
                 one = [
                     dataclasses.replace(e, topics=[one_keyword(t) for t in e.topics]) for e in sites
                 ]
-                await fill(one, [base, frozen], version, workdir, log, args.reuse_from)
+                if not args.frozen_only:
+                    await fill(one, [base], version, workdir, log, args.reuse_from)
+                await fill(updated_early(one, base, version), [frozen], version, workdir, log)
             return
         if not args.report_only:
             wanted = [c for c in CANDIDATES if not only or c.name in only]
             await fill(sites, wanted, version, workdir, log, args.reuse_from)
         text, summary = report(sites, CANDIDATES, version, args.baselines_from)
         chosen = summary.get("left_out_choice")
+        if chosen and args.update_base:
+            chosen = dict.fromkeys(chosen, args.update_base)
         if chosen and not args.no_update_check:
             if not args.report_only:
                 by_name = {c.name: c for c in CANDIDATES}
                 for entry in sites:
                     base, frozen = update_pair(by_name[chosen[entry.site.name]])
                     one = dataclasses.replace(entry, topics=[one_keyword(t) for t in entry.topics])
-                    await fill([one], [base, frozen], version, workdir, log, args.reuse_from)
+                    await fill([one], [base], version, workdir, log, args.reuse_from)
+                    early = updated_early([one], base, version)
+                    await fill(early, [frozen], version, workdir, log, args.reuse_from)
             extra, counts = update_report(sites, CANDIDATES, version, chosen)
             text += "\n" + extra
             summary["update_vs_frozen"] = counts

@@ -289,12 +289,15 @@ def test_with_the_lift_blend_a_links_score_is_its_prior_times_the_lift() -> None
     assert isinstance(strategy, FocusedStrategy)
     last = _crawl(strategy, 60)
     learner = strategy.learner
-    assert learner is not None and learner.weight > 0.0
+    assert learner is not None
+    assert learner.weight > 0.0
     base = learner.base_rate
     assert 0.0 < base < 1.0
     for request in last:
         r = request.reasons
-        assert request.score == pytest.approx(lift_blend(r["prior"], r["model"], r["learned"], base=base))
+        assert request.score == pytest.approx(
+            lift_blend(r["prior"], r["model"], r["learned"], base=base)
+        )
     x_link = next(r for r in last if "/x/" in r.url)
     y_link = next(r for r in last if "/y/" in r.url)
     # The model learned that /x/ leads to relevant pages: above its prior, /y/ below.

@@ -756,7 +756,8 @@ def test_focused_rescores_waiting_links_after_a_topic_update() -> None:
     def run(**options: object) -> tuple[FocusedStrategy, list[Request]]:
         strategy = _focused(
             adaptive=False,
-            evolve=True, update_every=3,
+            evolve=True,
+            update_every=3,
             feedback=3,
             threshold=0.2,
             **{"rescore_waiting": True, "family_yield": True, **options},
@@ -797,7 +798,8 @@ def test_focused_lowers_queued_links_after_a_topic_update_with_rescore_lower() -
     def run(**options: object) -> tuple[FocusedStrategy, Request, dict[str, float]]:
         strategy = _focused(
             adaptive=False,
-            evolve=True, update_every=3,
+            evolve=True,
+            update_every=3,
             feedback=3,
             threshold=0.2,
             **{"rescore_waiting": True, "family_yield": True, **options},
@@ -835,7 +837,8 @@ def test_focused_anchor_initial_keeps_a_keyword_anchor_score_after_a_topic_updat
     def run(**options: object) -> tuple[FocusedStrategy, Request]:
         strategy = _focused(
             adaptive=False,
-            evolve=True, update_every=3,
+            evolve=True,
+            update_every=3,
             feedback=3,
             threshold=0.2,
             **{"rescore_waiting": True, "family_yield": True, **options},
