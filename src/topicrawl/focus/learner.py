@@ -49,11 +49,11 @@ else:
 
 
 __all__ = [
+    "LIFT_RANGE",
     "NUMERIC_FEATURES",
     "LearnerSettings",
     "LearnerState",
     "LinkLearner",
-    "LIFT_RANGE",
     "blend",
     "blend_weight",
     "lift_blend",

@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 
 class FocusedStrategy(_LinkEvidence, _Learning):
     """The focused strategy: link blocks, inherited scores, hub importance, a relevance
-    threshold that adapts to sampled precision, and a topic vector updated by GA + Rocchio.
+    threshold that adapts to sampled precision, and (``evolve``, off by default: it did not
+    help held out) a topic vector updated by GA + Rocchio.
 
     For each page: relevance ``cos`` = best cosine to the topics; ``Hub(u)`` = its on-topic
     links over the most seen on a page; ``pu = m1 * cos' + (1 - m1) * Hub(u)`` with ``cos'`` the
