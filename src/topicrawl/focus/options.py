@@ -447,9 +447,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.sibling_prior > 0.0, "sibling_prior must be > 0")
         _require(self.sibling_links >= 2, "sibling_links must be >= 2")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
-        _require(
-            self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2"
-        )
+        _require(self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")
         _require(self.rescore_budget >= 0, "rescore_budget must be >= 0")

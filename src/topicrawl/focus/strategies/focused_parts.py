@@ -115,9 +115,7 @@ class _Parts(_Scoring):
             share = 0.0 if learner.explores(request.url) else weight
             reasons = {**request.reasons, "prior": prior, "model": chance, "learned": share}
             score = (
-                lift_blend(prior, chance, share, base=base)
-                if lift
-                else blend(prior, chance, share)
+                lift_blend(prior, chance, share, base=base) if lift else blend(prior, chance, share)
             )
             blended.append(dataclasses.replace(request, score=score, reasons=reasons))
         return blended
