@@ -619,6 +619,7 @@ def update_report(
 
 
 async def main(argv: Sequence[str] | None = None) -> None:
+    global EVOLVE_DEFAULT  # noqa: PLW0603 - the reported version's default, for update_pair
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--sites", default="all", help=f"all, or some of {','.join(run.REAL_SITES)}"
@@ -638,6 +639,13 @@ async def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--report-only", action="store_true", help="crawl nothing, report what is cached"
+    )
+    parser.add_argument(
+        "--evolve-default",
+        choices=("on", "off"),
+        default="on" if EVOLVE_DEFAULT else "off",
+        help="whether the topic update is on by default in the code version reported (a "
+        "grid of an earlier version: it was on before session 16)",
     )
     parser.add_argument(
         "--frozen-only",
@@ -670,6 +678,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "(ahead of the update check, which crawls what it lacks)",
     )
     args = parser.parse_args(argv)
+    EVOLVE_DEFAULT = args.evolve_default == "on"
     names = list(run.REAL_SITES) if args.sites == "all" else args.sites.split(",")
     only = set(filter(None, args.only.split(",")))
     started = time.perf_counter()
