@@ -43,7 +43,10 @@ import run  # noqa: E402
 from measure import measure_order, oracle_order  # noqa: E402
 from selection import feature_verdict, geomean, in_sample, leave_one_site_out  # noqa: E402
 
+from topicrawl.focus.options import FocusedOptions  # noqa: E402
+
 GRID = run.OUT / "grid.json"
+EVOLVE_DEFAULT = next(f.default for f in dataclasses.fields(FocusedOptions) if f.name == "evolve")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,15 @@ CANDIDATES: tuple[Candidate, ...] = (
     # run.py showed the topic update losing there: anchor_initial back on, and either frozen.
     Candidate("anchor-initial", {"anchor_initial": True}),
     Candidate("anchor-initial-frozen", {"anchor_initial": True, "evolve": False}),
+    # Session 16, each value fixed before any grid crawl of it: role anchors (from the
+    # java-files and java-time traces: class-use pages through Javadoc's "Use" links), the
+    # learner's lift blend, and both with the topic update off (the update lost over
+    # session 15's defaults).
+    Candidate("role-anchors", {"role_anchors": 5}),
+    Candidate("role-anchors-frozen", {"role_anchors": 5, "evolve": False}),
+    Candidate("learner-lift", {"learner": True, "learner_lift": True}),
+    Candidate("learner-lift-frozen", {"learner": True, "learner_lift": True, "evolve": False}),
+    Candidate("learner-frozen", {"learner": True, "evolve": False}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -170,8 +182,13 @@ NEW_FEATURES: dict[str, tuple[str, str]] = {
         "on-topic-anchor-0.1",
         "defaults",
     ),
+    "role anchors (role_anchors=5)": ("role-anchors", "defaults"),
+    "role anchors, topic update off": ("role-anchors-frozen", "frozen"),
+    "the learner with the lift blend (learner_lift)": ("learner-lift", "defaults"),
+    "the learner with the lift blend, topic update off": ("learner-lift-frozen", "frozen"),
+    "the learner (linear blend), topic update off": ("learner-frozen", "frozen"),
 }
-"""Session 15's new options -> (the candidate with them, the candidate without them)."""
+"""Sessions 15 and 16's new options -> (the candidate with them, the candidate without them)."""
 
 
 # --------------------------------------------------------------------------- the grid cache
@@ -214,14 +231,14 @@ class SiteTopics:
 
 
 async def load_sites(
-    names: Sequence[str], workdir: Path, log: Callable[[str], None], version: str = ""
+    names: Sequence[str], workdir: Path, log: Callable[[str], None]
 ) -> list[SiteTopics]:
     """Every site's topics, relevant sets and oracle F90 (crawl graphs from the cache)."""
     out = []
     for name in names:
         real = run.REAL_SITES[name]
         site = real.site()
-        graph, _ = await run.site_graph(site, workdir, log, version)
+        graph, _ = await run.site_graph(site, workdir, log)
         topics = real.make_topics(graph)
         oracle = {}
         for topic in topics:
@@ -239,13 +256,23 @@ async def fill(
     version: str,
     workdir: Path,
     log: Callable[[str], None],
+    reuse_from: str = "",
 ) -> None:
-    """Crawl every (candidate, topic) the cache lacks."""
+    """Crawl every (candidate, topic) the cache lacks. With ``reuse_from`` (an earlier code
+    version whose crawls of these candidates are the same: only options that are off in
+    them changed), a record of that version is copied instead of crawled, marked
+    ``reused_from`` (check it: crawl some of them again without it)."""
     for candidate in candidates:
         for entry in sites:
             for topic in entry.topics:
                 key = cache_key(version, candidate, topic, entry.site.budget)
-                if key in read_grid():
+                grid = read_grid()
+                if key in grid:
+                    continue
+                old = cache_key(reuse_from, candidate, topic, entry.site.budget)
+                if reuse_from and old in grid:
+                    with _locked() as data:
+                        data[key] = {**data[old], "reused_from": reuse_from}
                     continue
                 order, took, updates = await run.crawl(
                     run.topic_site(entry.site, topic),
@@ -272,6 +299,41 @@ async def fill(
                     f"  {candidate.name:20} {topic.id:28} F90 {m.to_most} "
                     f"(oracle {entry.oracle[topic.id]}) {took:4.0f} s"
                 )
+
+
+def update_pair(candidate: Candidate) -> tuple[Candidate, Candidate]:
+    """``candidate`` with the topic update on, and with it off (whichever it is itself;
+    ``evolve`` is named in the options only where it differs from the default)."""
+    on = candidate
+    if candidate.options.get("evolve", EVOLVE_DEFAULT) is False:
+        options = {k: v for k, v in candidate.options.items() if k != "evolve"}
+        if not EVOLVE_DEFAULT:
+            options["evolve"] = True
+        on = dataclasses.replace(candidate, name=candidate.name + "+update", options=options)
+    frozen = dataclasses.replace(
+        on, name=on.name + "+frozen", options={**on.options, "evolve": False}
+    )
+    return on, frozen
+
+
+def updated_early(sites: Sequence[SiteTopics], base: Candidate, version: str) -> list[SiteTopics]:
+    """The topics whose crawl with ``base`` (cached) updated the topic vector before it
+    reached 90 % recall: only there can the frozen vector's crawl differ up to that point
+    (every crawl is deterministic and the update is the only difference), so only there
+    is the frozen crawl needed."""
+    grid = read_grid()
+    out = []
+    for entry in sites:
+        kept = []
+        for topic in entry.topics:
+            record = grid.get(cache_key(version, base, topic, entry.site.budget))
+            if record is None:
+                continue
+            f90 = record["f90"] if record["f90"] is not None else record["fetched"] + 1
+            if record["updates"] and record["updates"][0] < f90:
+                kept.append(topic)
+        out.append(dataclasses.replace(entry, topics=kept))
+    return out
 
 
 def one_keyword(topic: run.Topic) -> run.Topic:
@@ -509,8 +571,9 @@ def update_report(
     lines = [
         "### Topic update against the frozen vector, every topic by its first keyword alone",
         "",
-        "Each site with its left-out choice, once as chosen and once with `evolve=False`. A topic"
-        " counts only when an update ran before the updated crawl reached 90 % recall.",
+        "Each site with its left-out choice, once with the topic update on and once with"
+        " `evolve=False`. A topic counts only when an update ran before the updated crawl"
+        " reached 90 % recall.",
         "",
         "| topic | keyword | setting | F90 update | F90 frozen | updates at page | verdict |",
         "|---|---|---|---|---|---|---|",
@@ -519,23 +582,24 @@ def update_report(
     counts = {"win": 0, "loss": 0, "tie": 0, "not counted": 0}
     by_name = {c.name: c for c in candidates}
     for entry in sites:
-        base = by_name[chosen[entry.site.name]]
-        frozen = dataclasses.replace(base, options={**base.options, "evolve": False})
-        if base.options.get("evolve") is False:
-            continue
+        base, frozen = update_pair(by_name[chosen[entry.site.name]])
         for original in entry.topics:
             topic = one_keyword(original)
             a = grid.get(cache_key(version, base, topic, entry.site.budget))
             b = grid.get(cache_key(version, frozen, topic, entry.site.budget))
-            if a is None or b is None:
+            if a is None:
                 continue
             fa = a["f90"] if a["f90"] is not None else a["fetched"] + 1
-            fb = b["f90"] if b["f90"] is not None else b["fetched"] + 1
             first = a["updates"][0] if a["updates"] else None
             if first is None or first >= fa:
+                # The same crawl as the frozen one up to its F90 (see updated_early).
+                b = b or {**a, "updates": []}
                 verdict = "not counted: " + ("no update" if first is None else "update after F90")
                 counts["not counted"] += 1
+            elif b is None:
+                continue
             else:
+                fb = b["f90"] if b["f90"] is not None else b["fetched"] + 1
                 verdict = "win" if fa < fb else "loss" if fa > fb else "tie"
                 counts[verdict] += 1
             show = lambda r: str(r["f90"]) if r["f90"] is not None else f">{r['fetched']}"  # noqa: E731
@@ -555,6 +619,7 @@ def update_report(
 
 
 async def main(argv: Sequence[str] | None = None) -> None:
+    global EVOLVE_DEFAULT  # noqa: PLW0603 - the reported version's default, for update_pair
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--sites", default="all", help=f"all, or some of {','.join(run.REAL_SITES)}"
@@ -576,6 +641,32 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "--report-only", action="store_true", help="crawl nothing, report what is cached"
     )
     parser.add_argument(
+        "--evolve-default",
+        choices=("on", "off"),
+        default="on" if EVOLVE_DEFAULT else "off",
+        help="whether the topic update is on by default in the code version reported (a "
+        "grid of an earlier version: it was on before session 16)",
+    )
+    parser.add_argument(
+        "--frozen-only",
+        action="store_true",
+        help="with --one-keyword: crawl only the frozen runs the cached updated runs call for",
+    )
+    parser.add_argument(
+        "--update-base",
+        default="",
+        metavar="NAME",
+        help="judge the topic update (one keyword) over this candidate on every site instead "
+        "of each site's left-out choice",
+    )
+    parser.add_argument(
+        "--reuse-from",
+        default="",
+        metavar="VERSION",
+        help="copy the records of this earlier code version instead of crawling (for "
+        "candidates whose code path did not change; check some by crawling them again)",
+    )
+    parser.add_argument(
         "--no-update-check",
         action="store_true",
         help="skip the one-keyword crawls of the topic update against the frozen vector",
@@ -587,6 +678,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "(ahead of the update check, which crawls what it lacks)",
     )
     args = parser.parse_args(argv)
+    EVOLVE_DEFAULT = args.evolve_default == "on"
     names = list(run.REAL_SITES) if args.sites == "all" else args.sites.split(",")
     only = set(filter(None, args.only.split(",")))
     started = time.perf_counter()
@@ -600,32 +692,32 @@ async def main(argv: Sequence[str] | None = None) -> None:
     run.ensure_docsweb()
     with tempfile.TemporaryDirectory(prefix="focus-loso-") as tmp:
         workdir = Path(tmp)
-        sites = await load_sites(names, workdir, log, version)
+        sites = await load_sites(names, workdir, log)
         if args.one_keyword:
-            for base in (c for c in CANDIDATES if c.name in only):
-                frozen = dataclasses.replace(
-                    base, name=base.name + "+frozen", options={**base.options, "evolve": False}
-                )
+            for base, frozen in (update_pair(c) for c in CANDIDATES if c.name in only):
                 one = [
                     dataclasses.replace(e, topics=[one_keyword(t) for t in e.topics]) for e in sites
                 ]
-                await fill(one, [base, frozen], version, workdir, log)
+                if not args.frozen_only:
+                    await fill(one, [base], version, workdir, log, args.reuse_from)
+                await fill(updated_early(one, base, version), [frozen], version, workdir, log)
             return
         if not args.report_only:
             wanted = [c for c in CANDIDATES if not only or c.name in only]
-            await fill(sites, wanted, version, workdir, log)
+            await fill(sites, wanted, version, workdir, log, args.reuse_from)
         text, summary = report(sites, CANDIDATES, version, args.baselines_from)
         chosen = summary.get("left_out_choice")
+        if chosen and args.update_base:
+            chosen = dict.fromkeys(chosen, args.update_base)
         if chosen and not args.no_update_check:
             if not args.report_only:
                 by_name = {c.name: c for c in CANDIDATES}
                 for entry in sites:
-                    base = by_name[chosen[entry.site.name]]
-                    frozen = dataclasses.replace(
-                        base, name=base.name + "+frozen", options={**base.options, "evolve": False}
-                    )
+                    base, frozen = update_pair(by_name[chosen[entry.site.name]])
                     one = dataclasses.replace(entry, topics=[one_keyword(t) for t in entry.topics])
-                    await fill([one], [base, frozen], version, workdir, log)
+                    await fill([one], [base], version, workdir, log, args.reuse_from)
+                    early = updated_early([one], base, version)
+                    await fill(early, [frozen], version, workdir, log, args.reuse_from)
             extra, counts = update_report(sites, CANDIDATES, version, chosen)
             text += "\n" + extra
             summary["update_vs_frozen"] = counts

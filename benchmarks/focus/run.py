@@ -327,24 +327,39 @@ def code_version() -> str:
         text=True,
         check=True,
     ).stdout.strip()
-    diff = subprocess.run(
-        ["git", "diff", "HEAD", "--", "src/topicrawl"],
+    return tree[:20] + _uncommitted("src/topicrawl")
+
+
+def graph_version() -> str:
+    """The code a site's complete BFS crawl graph depends on: ``src/topicrawl`` without the
+    ``focus`` package (the graph is every page's links, whatever the strategy's scores), so
+    a change to the focused strategy does not crawl every site again."""
+    listing = subprocess.run(
+        ["git", "ls-tree", "HEAD", "src/topicrawl/"],
         cwd=REPO,
         capture_output=True,
+        text=True,
         check=True,
     ).stdout
-    version = tree[:20]
-    if diff:
-        version += "+" + hashlib.sha1(diff, usedforsecurity=False).hexdigest()[:10]
-    return version
+    kept = "".join(line for line in listing.splitlines(keepends=True) if "/focus" not in line)
+    digest = hashlib.sha1(kept.encode(), usedforsecurity=False).hexdigest()[:20]
+    return "g" + digest + _uncommitted("src/topicrawl", ":(exclude)src/topicrawl/focus")
+
+
+def _uncommitted(*paths: str) -> str:
+    """``+`` and a hash of the uncommitted changes under ``paths`` ("" when there are none)."""
+    diff = subprocess.run(
+        ["git", "diff", "HEAD", "--", *paths], cwd=REPO, capture_output=True, check=True
+    ).stdout
+    return "+" + hashlib.sha1(diff, usedforsecurity=False).hexdigest()[:10] if diff else ""
 
 
 async def site_graph(
-    site: Site, workdir: Path, log: Callable[[str], None], version: str = ""
+    site: Site, workdir: Path, log: Callable[[str], None]
 ) -> tuple[CrawlGraph, list[str]]:
-    """The site's crawl graph and BFS fetch order, from the cache (of ``version``, by default
-    the current code's) or a complete BFS crawl."""
-    cache = OUT / "cache" / f"graph-{site.name}-{version or code_version()}.json"
+    """The site's crawl graph and BFS fetch order, from the cache (of the code the graph
+    depends on, :func:`graph_version`) or a complete BFS crawl."""
+    cache = OUT / "cache" / f"graph-{site.name}-{graph_version()}.json"
     if site.name != "demo" and cache.exists():
         saved = json.loads(cache.read_text(encoding="utf-8"))
         graph = CrawlGraph(

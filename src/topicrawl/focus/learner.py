@@ -49,12 +49,14 @@ else:
 
 
 __all__ = [
+    "LIFT_RANGE",
     "NUMERIC_FEATURES",
     "LearnerSettings",
     "LearnerState",
     "LinkLearner",
     "blend",
     "blend_weight",
+    "lift_blend",
     "link_tokens",
 ]
 
@@ -123,6 +125,21 @@ def blend_weight(examples: int, *, evidence: float, max_weight: float, both: boo
 def blend(prior: float, model: float, weight: float) -> float:
     """``(1 - w) * prior + w * model``."""
     return (1.0 - weight) * prior + weight * model
+
+
+LIFT_RANGE = 4.0
+"""``lift_blend`` keeps the model's lift within ``[1 / LIFT_RANGE, LIFT_RANGE]``."""
+
+
+def lift_blend(prior: float, model: float, weight: float, *, base: float) -> float:
+    """``prior * (model / base) ** w``: the prior moved by the model's lift over the crawl's
+    relevant share ``base`` (clipped to ``[1/4, 4]``), so the priority keeps the prior's
+    scale (a probability blended in linearly outweighs priorities of a few tenths: the
+    model's spread over links is wider than the prior's). ``base <= 0``: the prior."""
+    if base <= 0.0 or weight <= 0.0:
+        return prior
+    lift = min(max(model / base, 1.0 / LIFT_RANGE), LIFT_RANGE)
+    return float(prior * lift**weight)
 
 
 @functools.lru_cache(maxsize=URL_MEMO)
@@ -243,6 +260,11 @@ class LinkLearner:
         self._coef_dense: np.ndarray | None = None
         self._coef_words: np.ndarray | None = None
         self._intercept = 0.0
+
+    @property
+    def base_rate(self) -> float:
+        """The share of the examples learned from that were relevant (0 before any)."""
+        return self.positives / self.examples if self.examples else 0.0
 
     @property
     def weight(self) -> float:

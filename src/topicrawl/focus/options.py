@@ -138,6 +138,17 @@ class FocusedOptions(StrategyOptions):
             A link whose own words score at least its block's is unchanged. 0: off (the
             default: 0.25 did not survive leave-one-site-out, session 15: 1.91 against 1.81
             over 29 topics; httpd-zh-vhosts 30 -> 16 fetches, django-forms 26 -> 78).
+        role_anchors: a link whose anchor is a *role anchor* of its host (a short label seen
+            on this many pages of the host, each time pointing to another URL: Javadoc's
+            "Use" and "Tree", "next", "previous"; see :class:`~topicrawl.focus.roles.RoleAnchors`)
+            gets no credit from its own words (anchor, URL, URL directories): its URL is
+            named after the page it sits on, not after what it leads to (java-files: 92 of
+            331 fetches were ``class-use`` cross-reference pages whose URL words repeat the
+            parent's package). Its block's score and inherited score still count. 0: off.
+            5 by default (session 16, fixed before any crawl with it): Java F90/oracle 2.80
+            -> 1.7x (java-time 241 -> 113, java-files 331 -> 176, java-sql 200 -> 126); on
+            the six other sites it changes no F90, so leave-one-site-out keeps it (ties go to
+            the feature) without showing that it carries beyond Javadoc-like sites.
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
@@ -274,8 +285,16 @@ class FocusedOptions(StrategyOptions):
             the default: it judges better, but the crawls are no better.
         evolve, update_every, feedback, ga_*, alpha, beta, gamma, new_features, min_lift,
             keyword_floor, max_features, rocchio_query:
-            the topic vector update, every ``update_every`` relevant pages of a topic, from
-            its ``feedback`` most relevant recent pages; ``rocchio_query`` is the query term
+            the topic vector update (GA + Rocchio, DESIGN.md C2), every ``update_every``
+            relevant pages of a topic, from its ``feedback`` most relevant recent pages.
+            **Off by default** (session 16): judged leave-one-site-out over 29 topics on 7
+            documentation sites it helps on none and hurts Java (F90/oracle 2.80 with it,
+            2.59 without; java-files 331 vs 258, java-xml 640 vs 590 fetches; python-c-api
+            and sqlite-internals one fetch each); the frozen vector is 1.74x the oracle
+            in-sample against 1.77x (benchmarks/focus/README.md, session 16). Most topics
+            reach 90 % recall before the first update, and where it runs the pseudo-relevant
+            pages pull the vector toward the site's general vocabulary. Kept as an option
+            (``evolve=True``). ``rocchio_query`` is the query term
             of the Rocchio step: ``current`` (the vector as the last update left it) or
             ``initial`` (the user's vector: updates do not compound; on the Java and Python
             docs benchmark it was no better: F90 worse on 4 of 6 Java topics, java-sql 971
@@ -301,10 +320,18 @@ class FocusedOptions(StrategyOptions):
             scorer's mistakes (java-network 173 -> 305 fetches) as well as correcting the
             prior's (git-others 182 -> 58). Session 15, over session 14's defaults: 2.09
             with it against 1.81 without (django and git gain; java, python, sqlite, httpd
-            lose): still off.
+            lose): still off. Session 16, with ``learner_lift`` (the model as a lift on the
+            prior; 18 of the 29 topics crawled, the rest stopped for time): django-db 62 ->
+            54, java-time 241 -> 191, but java-concurrency 158 -> 224, sqlite-extensions 37
+            -> 99, sqlite-sql 34 -> 38; the other 13 equal or one fetch apart: off.
         learner_every, learner_evidence, learner_max_weight, learner_explore,
             learner_hash_bits, learner_alpha: its
             :class:`~topicrawl.focus.learner.LearnerSettings` (``every``, ``evidence``, ...).
+        learner_lift: the model moves a link's priority by its lift instead of being
+            blended in linearly: ``prior * (P / base) ** w`` (``base`` the share of relevant
+            examples, the lift clipped to [1/4, 4]; see
+            :func:`~topicrawl.focus.learner.lift_blend`), so the priority keeps the prior's
+            scale. Off: the linear blend ``(1 - w) * prior + w * P``.
         learner_rescore: after a model update, at most this many waiting links are scored
             again (taken in turn, as ``rescore_budget``; 0: none).
         promote_seeds: the most important relevant pages (by ``pu``) with a hub score of at
@@ -327,6 +354,7 @@ class FocusedOptions(StrategyOptions):
     own_words_weight: float = 0.0
     menu_score: float = 0.0
     menu_links: int = 12
+    role_anchors: int = 5
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0
@@ -355,7 +383,7 @@ class FocusedOptions(StrategyOptions):
     min_precision: float = 0.5
     auto_judge: str = "profile"
     embedding_threshold: float = 0.35
-    evolve: bool = True
+    evolve: bool = False
     update_every: int = 20
     feedback: int = 10
     # The topic update's defaults are its settings' own (one place to change them).
@@ -387,6 +415,7 @@ class FocusedOptions(StrategyOptions):
     learner_hash_bits: int = _LEARNER.hash_bits
     learner_alpha: float = _LEARNER.alpha
     learner_rescore: int = 2_000
+    learner_lift: bool = False
     promote_seeds: int = 10
     promote_hub: float = 0.5
 
@@ -418,6 +447,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.sibling_prior > 0.0, "sibling_prior must be > 0")
         _require(self.sibling_links >= 2, "sibling_links must be >= 2")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
+        _require(self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")
         _require(self.rescore_budget >= 0, "rescore_budget must be >= 0")

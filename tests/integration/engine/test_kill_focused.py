@@ -63,7 +63,7 @@ def _options(server: DemoWebServer, db: Path) -> dict[str, object]:
         "seeds": list(bases.values()),
         "strategy": "focused",
         "topics": [TOPIC.keywords()],
-        "strategy_options": {"update_every": 5, "judge_every": 10},
+        "strategy_options": {"evolve": True, "update_every": 5, "judge_every": 10},
         "max_pages": BUDGET,
         "concurrency": 2,
         "parse_workers": 0,

@@ -111,7 +111,7 @@ async def test_terms_counted_in_the_parse_worker_leave_the_crawl_unchanged(
             parse_workers=workers,
             politeness={"per_host": 1, "delay": 0.0, "obey_robots": False},
             frontier={"kind": "memory"},
-            strategy_options={"update_every": 5},
+            strategy_options={"evolve": True, "update_every": 5},
         )
         async with open_crawl(settings) as crawler:
             strategy = crawler.strategy
@@ -133,7 +133,7 @@ async def test_learned_state_is_saved_and_a_resumed_crawl_continues_it(
 ) -> None:
     db = tmp_path / "resume.db"
     topic = TOPICS[0].keywords()
-    options = {"update_every": 5, "judge_every": 10}
+    options = {"evolve": True, "update_every": 5, "judge_every": 10}
     first = _settings(
         server, db, strategy="focused", topics=(topic,), max_pages=60, strategy_options=options
     )
@@ -261,7 +261,7 @@ async def test_learned_state_is_saved_during_the_crawl_not_only_at_its_end(
         strategy="focused",
         topics=(topic,),
         max_pages=0,
-        strategy_options={"update_every": 5, "judge_every": 10},
+        strategy_options={"evolve": True, "update_every": 5, "judge_every": 10},
         politeness={"per_host": 1, "delay": 0.05},
         storage={"url": str(db), "flush_interval": 0.1},
     )

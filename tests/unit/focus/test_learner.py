@@ -16,6 +16,7 @@ from topicrawl.focus.learner import (
     LinkLearner,
     blend,
     blend_weight,
+    lift_blend,
     link_tokens,
 )
 from topicrawl.focus.promotion import SeedPromotion
@@ -258,3 +259,47 @@ def test_without_the_learner_the_priorities_are_the_prior() -> None:
     assert len(last) == 4
     assert all("model" not in r.reasons for r in last)
     assert strategy.learned_state().learner is None
+
+
+def test_lift_blend_moves_the_prior_by_the_models_lift_over_the_base_rate() -> None:
+    # P = 0.6 against a base rate of 0.3: lift 2, weight 0.5 -> prior * sqrt(2).
+    assert lift_blend(0.2, 0.6, 0.5, base=0.3) == pytest.approx(0.2 * 2**0.5)
+    # P = 0.15: lift 1/2 -> prior / sqrt(2).
+    assert lift_blend(0.2, 0.15, 0.5, base=0.3) == pytest.approx(0.2 / 2**0.5)
+    # The lift is clipped to [1/4, 4]: P = 0.9 against 0.1 counts as 4, not 9.
+    assert lift_blend(0.2, 0.9, 1.0, base=0.1) == pytest.approx(0.8)
+    assert lift_blend(0.2, 0.0, 1.0, base=0.1) == pytest.approx(0.05)
+    # No weight or no base rate yet: the prior.
+    assert lift_blend(0.2, 0.9, 0.0, base=0.3) == 0.2
+    assert lift_blend(0.2, 0.9, 0.5, base=0.0) == 0.2
+
+
+def test_with_the_lift_blend_a_links_score_is_its_prior_times_the_lift() -> None:
+    options = {
+        "learner": True,
+        "learner_lift": True,
+        "learner_every": 10,
+        "learner_evidence": 20.0,
+        "learner_explore": 0.0,
+        "calibrate_after": 0,
+        "adaptive": False,
+        "evolve": False,
+    }
+    strategy = make_strategy("focused", topics=["socket, network"], **options)
+    assert isinstance(strategy, FocusedStrategy)
+    last = _crawl(strategy, 60)
+    learner = strategy.learner
+    assert learner is not None
+    assert learner.weight > 0.0
+    base = learner.base_rate
+    assert 0.0 < base < 1.0
+    for request in last:
+        r = request.reasons
+        assert request.score == pytest.approx(
+            lift_blend(r["prior"], r["model"], r["learned"], base=base)
+        )
+    x_link = next(r for r in last if "/x/" in r.url)
+    y_link = next(r for r in last if "/y/" in r.url)
+    # The model learned that /x/ leads to relevant pages: above its prior, /y/ below.
+    assert x_link.score > x_link.reasons["prior"] > 0.0
+    assert y_link.score < y_link.reasons["prior"]

@@ -70,7 +70,9 @@ def test_human_judge_uses_labels_and_falls_back_for_the_rest() -> None:
 
 
 def _learned(**options: object) -> FocusedStrategy:
-    strategy = make_strategy("focused", topics=["crawler, spider"], update_every=2, **options)
+    strategy = make_strategy(
+        "focused", topics=["crawler, spider"], evolve=True, update_every=2, **options
+    )
     assert isinstance(strategy, FocusedStrategy)
     for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe"]):
         strategy.on_page(fetched_page(f"http://n/{i}", text))

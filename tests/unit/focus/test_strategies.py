@@ -670,7 +670,7 @@ def test_default_judge_is_the_profile_judge() -> None:
 
 
 def test_topic_vector_learns_from_relevant_pages() -> None:
-    strategy = _focused(adaptive=False, update_every=3, feedback=3, threshold=0.2)
+    strategy = _focused(adaptive=False, evolve=True, update_every=3, feedback=3, threshold=0.2)
     for i, text in enumerate(["cooking pasta sauce", "football league", "pasta recipe", "opera"]):
         strategy.on_page(_page(f"http://n/{i}", text))
     for i in range(3):
@@ -687,7 +687,7 @@ def test_topic_vector_learns_from_relevant_pages() -> None:
 
 def test_same_seed_same_decisions() -> None:
     def run() -> list[tuple[str, float]]:
-        strategy = _focused(update_every=2, feedback=2, judge_every=3)
+        strategy = _focused(evolve=True, update_every=2, feedback=2, judge_every=3)
         out = []
         for i in range(12):
             text = "crawler frontier" if i % 3 else "cooking pasta crawler"
@@ -710,7 +710,7 @@ def test_same_seed_same_decisions() -> None:
 def test_focused_scores_stay_in_range_on_any_input(
     text: str, anchors: list[tuple[str, int]], inherited: float
 ) -> None:
-    strategy = _focused(judge_every=2, update_every=2, feedback=2)
+    strategy = _focused(judge_every=2, evolve=True, update_every=2, feedback=2)
     links = [
         Link(f"http://a/{i}", anchor, block=block) for i, (anchor, block) in enumerate(anchors)
     ]
@@ -756,6 +756,7 @@ def test_focused_rescores_waiting_links_after_a_topic_update() -> None:
     def run(**options: object) -> tuple[FocusedStrategy, list[Request]]:
         strategy = _focused(
             adaptive=False,
+            evolve=True,
             update_every=3,
             feedback=3,
             threshold=0.2,
@@ -797,6 +798,7 @@ def test_focused_lowers_queued_links_after_a_topic_update_with_rescore_lower() -
     def run(**options: object) -> tuple[FocusedStrategy, Request, dict[str, float]]:
         strategy = _focused(
             adaptive=False,
+            evolve=True,
             update_every=3,
             feedback=3,
             threshold=0.2,
@@ -835,6 +837,7 @@ def test_focused_anchor_initial_keeps_a_keyword_anchor_score_after_a_topic_updat
     def run(**options: object) -> tuple[FocusedStrategy, Request]:
         strategy = _focused(
             adaptive=False,
+            evolve=True,
             update_every=3,
             feedback=3,
             threshold=0.2,

@@ -33,6 +33,7 @@ from topicrawl.focus.promotion import SeedPromotion
 from topicrawl.focus.relevance import (
     TopicProfile,
 )
+from topicrawl.focus.roles import RoleAnchors
 from topicrawl.focus.siblings import BlockYield
 from topicrawl.focus.state import LearnedState, TopicHistory
 from topicrawl.focus.strategies.base import SEED_SCORE, _host_of, _topic_of
@@ -52,7 +53,8 @@ log = logging.getLogger(__name__)
 
 class FocusedStrategy(_LinkEvidence, _Learning):
     """The focused strategy: link blocks, inherited scores, hub importance, a relevance
-    threshold that adapts to sampled precision, and a topic vector updated by GA + Rocchio.
+    threshold that adapts to sampled precision, and (``evolve``, off by default: it did not
+    help held out) a topic vector updated by GA + Rocchio.
 
     For each page: relevance ``cos`` = best cosine to the topics; ``Hub(u)`` = its on-topic
     links over the most seen on a page; ``pu = m1 * cos' + (1 - m1) * Hub(u)`` with ``cos'`` the
@@ -101,6 +103,7 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             (k for t in topics for k in t.keywords), min_length=options.compound_words
         )
         self.hindsight = TemplateHindsight()
+        self.roles = RoleAnchors(min_pages=options.role_anchors) if options.role_anchors else None
         self.siblings = (
             BlockYield(prior=options.sibling_prior) if options.sibling_yield > 0.0 else None
         )
@@ -212,8 +215,10 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             scorer.model.add_document(counts, weight=self._document_weight(relevant=relevant))
         links = list(self._links(page))
         texts, sizes = block_texts(links), block_sizes(links)
-        template = self.templates.observe(_host_of(page), texts, sizes)
-        anchors, block_parts = self._anchor_scores(links, texts, sizes, template)
+        host = _host_of(page)
+        template = self.templates.observe(host, texts, sizes)
+        roles = self._role_links(host, links)
+        anchors, block_parts = self._anchor_scores(links, texts, sizes, template, roles)
         on_topic = sum(1 for link in links if anchors[link.url] > o.on_topic_anchor)
         self._most_on_topic = max(self._most_on_topic, on_topic)
         hub = hub_score(on_topic, self._most_on_topic)
@@ -244,7 +249,6 @@ class FocusedStrategy(_LinkEvidence, _Learning):
                 page.final_url or page.url, relevant=relevant, hub=hub, importance=importance
             )
         self._count_family(page, similarity)
-        host = _host_of(page)
         menu = o.menu_score if "seed" in page.reasons else 0.0
         scored: list[tuple[Link, Request]] = []
         for link in links:
@@ -281,6 +285,8 @@ class FocusedStrategy(_LinkEvidence, _Learning):
                 reasons["template"] = 1.0
             if in_menu:
                 reasons["menu"] = menu
+            if link.url in roles:
+                reasons["role"] = 1.0
             if len(self.topics) > 1:
                 reasons["topic"] = float(relevance.topic)
             request = self._request(page, link, score=score, inherited=passed_on, reasons=reasons)

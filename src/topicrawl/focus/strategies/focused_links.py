@@ -125,18 +125,29 @@ class _LinkEvidence(_Parts):
             return inherited * self.focused.template_inherited
         return inherited
 
+    def _role_links(self, host: str, links: Sequence[Link]) -> frozenset[str]:
+        """The page counts for its host's role anchors (``role_anchors``); returns the URLs
+        of its links whose anchor is one (empty when the option is off)."""
+        roles = self.roles
+        if roles is None:
+            return frozenset()
+        roles.observe(host, links)
+        return frozenset(link.url for link in links if roles.is_role(host, link.anchor))
+
     def _anchor_scores(
         self,
         links: Sequence[Link],
         texts: Mapping[int, str],
         sizes: Mapping[int, int],
         template: frozenset[int],
+        roles: frozenset[str] = frozenset(),
     ) -> tuple[dict[str, float], dict[str, float]]:
         """Each link's anchor score: its block's extended anchor text, scored once for the
         block (scaled down for a block of more than ``block_links`` links), or with
         ``link_words`` the link's own anchor and URL words when they score higher (a block of
         many links dilutes the one that names the topic). A link in a ``template`` block
-        scores 0: its words are the site's, not the page author's. Returns the anchor scores
+        scores 0: its words are the site's, not the page author's; a link in ``roles`` (a
+        role anchor's, see ``role_anchors``) its block's score alone. Returns the anchor scores
         and, apart, each link's block part of it (what a topic update cannot score again:
         the block's text is not kept)."""
         scorer, most = self.scorer, self.focused.block_links
@@ -159,6 +170,9 @@ class _LinkEvidence(_Parts):
         for link in links:
             if link.block in template:
                 scores[link.url] = 0.0
+                continue
+            if link.url in roles:  # its own words name the page it sits on, not its target
+                scores[link.url] = blocks[link.block]
                 continue
             words = expand(link_words(link))
             score = own.get(words)

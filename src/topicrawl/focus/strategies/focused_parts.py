@@ -17,7 +17,7 @@ from topicrawl.core.models import Page, Request
 from topicrawl.focus.compounds import CompoundWords
 from topicrawl.focus.evolve import UpdateSettings
 from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
-from topicrawl.focus.learner import LinkLearner, blend
+from topicrawl.focus.learner import LinkLearner, blend, lift_blend
 from topicrawl.focus.links import (
     CandidatePool,
     TemplateBlocks,
@@ -25,6 +25,7 @@ from topicrawl.focus.links import (
 )
 from topicrawl.focus.options import FocusedOptions
 from topicrawl.focus.promotion import SeedPromotion
+from topicrawl.focus.roles import RoleAnchors
 from topicrawl.focus.siblings import BlockYield
 from topicrawl.focus.strategies.base import _Scoring
 from topicrawl.focus.threshold import Judge, ThresholdController
@@ -62,6 +63,7 @@ class _Parts(_Scoring):
     waiting: WaitingLinks
     compounds: CompoundWords
     hindsight: TemplateHindsight
+    roles: RoleAnchors | None
     siblings: BlockYield | None
     learner: LinkLearner | None
     promotion: SeedPromotion
@@ -106,12 +108,15 @@ class _Parts(_Scoring):
                 for r in requests
             ]
         chances = learner.probabilities(requests)
+        lift, base = self.focused.learner_lift, learner.base_rate
         blended = []
         for request, chance in zip(requests, chances.tolist(), strict=True):
             prior = request.reasons.get("prior", request.score)
             share = 0.0 if learner.explores(request.url) else weight
             reasons = {**request.reasons, "prior": prior, "model": chance, "learned": share}
-            score = blend(prior, chance, share)
+            score = (
+                lift_blend(prior, chance, share, base=base) if lift else blend(prior, chance, share)
+            )
             blended.append(dataclasses.replace(request, score=score, reasons=reasons))
         return blended
 
