@@ -78,6 +78,11 @@ from topicrawl.cli.parsers import app as parsers_app  # noqa: E402
 
 app.add_typer(parsers_app, name="parsers")
 # -- end parsers --
+# -- learn (helper s16-learn) --
+from topicrawl.cli.learn import app as learn_app  # noqa: E402
+
+app.add_typer(learn_app, name="learn")
+# -- end learn --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = common.EXIT_CONFIG  # the exit codes, for the commands that import them from here
