@@ -21,6 +21,7 @@ The feature of a URL is ``mu`` (no sampling at inference); the feature of a host
 from __future__ import annotations
 
 import math
+import pickle
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -280,7 +281,7 @@ def load_url_vae(path: Path) -> UrlVAE:
     """
     try:
         saved: Any = torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, RuntimeError, ValueError) as exc:
+    except (OSError, RuntimeError, ValueError, EOFError, pickle.UnpicklingError) as exc:
         raise ConfigError(f"cannot read a URL model from {path}: {exc}") from exc
     if not isinstance(saved, dict) or saved.get("kind") != "topicrawl-url-vae":
         raise ConfigError(f"{path} is not a saved topicrawl URL model")
