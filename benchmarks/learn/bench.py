@@ -67,11 +67,10 @@ BASELINES: dict[str, list[dict[str, Any]]] = {
         {"threshold": t, "decay": d} for t, d in ((0.5, 0.9), (0.3, 0.9), (0.5, 0.7), (0.3, 0.97))
     ],
 }
+# Two settings only (time): the baselines had up to four, so the budget favours them.
 DQN_SETTINGS: list[dict[str, Any]] = [
     {"threshold": 1.0, "gamma": 0.5},
     {"threshold": 0.5, "gamma": 0.5},
-    {"threshold": 2.0, "gamma": 0.5},
-    {"threshold": 1.0, "gamma": 0.9},
 ]
 _CLASSES: dict[str, Callable[..., AssignmentPolicy]] = {
     "hash": HashModPolicy,
@@ -110,13 +109,17 @@ def tune_scenarios() -> list[Scenario]:
     ]
 
 
-def test_scenarios(families: Sequence[str] = FAMILIES) -> list[Scenario]:
+# Scaled down for time (see the README): the machine gave this run about 5 % of a core.
+# The full grid is every load in LOADS with every staleness in STALES.
+CONDITIONS = ((0.7, 1.0),)
+
+
+def scenarios_for_testing(families: Sequence[str] = FAMILIES) -> list[Scenario]:
     return [
         Scenario(seed=s, family=f, load=load, stale=st)
         for f in families
         for s in TEST
-        for load in LOADS
-        for st in STALES
+        for load, st in CONDITIONS
     ]
 
 
@@ -124,23 +127,26 @@ def key(s: Scenario) -> str:
     return f"{s.family}/{s.seed}/{s.load}/{s.stale}"
 
 
-def train_dqn(settings: dict[str, Any], seed: int, feature: str) -> tuple[DqnAgent, dict[str, float]]:
+def train_dqn(
+    settings: dict[str, Any], seed: int, feature: str
+) -> tuple[DqnAgent, dict[str, float]]:
     """Train an agent on the training seeds; returns it and what training cost."""
     torch.set_num_threads(1)
-    config = DqnConfig(feature_dim=0 if feature == "none" else 16, **settings)
+    config = DqnConfig(feature_dim=0 if feature == "none" else 16, epsilon_steps=10_000, **settings)
     agent = DqnAgent(config, seed=seed)
     rng = np.random.default_rng(seed)
     codes = host_features(feature)
     started = time.perf_counter()
     episodes = 0
-    for s in TRAIN:
-        world = make_world(s)
-        for family in TRAIN_FAMILIES:
-            scenario = Scenario(
-                seed=s, family=family, load=float(rng.choice(LOADS)), stale=float(rng.choice(STALES))
-            )
-            simulate(scenario, world, DqnPolicy(agent, codes, training=True))
-            episodes += 1
+    for s in TRAIN:  # one episode per training seed (scaled down for time: see the README)
+        scenario = Scenario(
+            seed=s,
+            family=TRAIN_FAMILIES[s % 2],
+            load=float(rng.choice(LOADS)),
+            stale=float(rng.choice(STALES)),
+        )
+        simulate(scenario, make_world(s), DqnPolicy(agent, codes, training=True))
+        episodes += 1
     cost = {
         "seconds": time.perf_counter() - started,
         "episodes": episodes,
@@ -170,7 +176,13 @@ def evaluate(spec: tuple[str, dict[str, Any], str], scenarios: list[Scenario]) -
     for s in scenarios:
         world = worlds.setdefault(s.seed, make_world(s.seed))
         results[key(s)] = simulate(s, world, make()).metrics()
-    return {"name": name, "settings": settings, "feature": feature, "cost": cost, "results": results}
+    return {
+        "name": name,
+        "settings": settings,
+        "feature": feature,
+        "cost": cost,
+        "results": results,
+    }
 
 
 def mean_p95(run: dict[str, Any]) -> float:
@@ -206,7 +218,7 @@ def tune(workers: int, which: str) -> None:
     )
 
 
-def test(workers: int, dqn_only: bool = False) -> None:
+def run_test(workers: int, dqn_only: bool = False) -> None:
     tuned = json.loads((OUT / "tune.json").read_text())
     specs: list[tuple[str, dict[str, Any], str]] = []
     if not dqn_only:
@@ -215,8 +227,9 @@ def test(workers: int, dqn_only: bool = False) -> None:
         settings = dict(tuned["dqn"]["settings"])
         settings["agent_seed"] = seed
         specs.append((f"dqn-url-{seed}", dict(settings), "url"))
-        specs.append((f"dqn-hostid-{seed}", dict(settings), "hostid"))
-    scenarios = test_scenarios()
+        if seed == AGENT_SEEDS[0]:  # one host-id agent only (time)
+            specs.append((f"dqn-hostid-{seed}", dict(settings), "hostid"))
+    scenarios = scenarios_for_testing()
     with ProcessPoolExecutor(workers) as pool:
         for run in pool.map(evaluate, specs, itertools.repeat(scenarios)):
             path = OUT / f"test-{run['name']}.json"
@@ -224,8 +237,12 @@ def test(workers: int, dqn_only: bool = False) -> None:
             print(f"{run['name']:18} mean p95 {mean_p95(run):.2f} {run['cost']}", flush=True)
 
 
-def paired(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], keys: list[str],
-           metric: str = "p95") -> tuple[float, float, float]:
+def paired(
+    a: dict[str, dict[str, float]],
+    b: dict[str, dict[str, float]],
+    keys: list[str],
+    metric: str = "p95",
+) -> tuple[float, float, float]:
     """Mean relative difference (a - b) / b over paired scenarios, and its 95 % interval."""
     diffs = np.array([(a[k][metric] - b[k][metric]) / max(1e-9, b[k][metric]) for k in keys])
     half = 1.96 * diffs.std(ddof=1) / math.sqrt(len(diffs))
@@ -233,7 +250,9 @@ def paired(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], keys:
 
 
 def report() -> None:
-    runs = {p.stem.removeprefix("test-"): json.loads(p.read_text()) for p in OUT.glob("test-*.json")}
+    runs = {
+        p.stem.removeprefix("test-"): json.loads(p.read_text()) for p in OUT.glob("test-*.json")
+    }
     out: dict[str, Any] = {"families": {}}
     for family in FAMILIES:
         keys = [k for k in next(iter(runs.values()))["results"] if k.startswith(family + "/")]
@@ -242,8 +261,17 @@ def report() -> None:
             res = run["results"]
             table[name] = {
                 m: float(np.mean([res[k][m] for k in keys]))
-                for m in ("mean", "p95", "p99", "good_per_s", "wasted", "failed", "lost",
-                          "gap_violations", "decision_us")
+                for m in (
+                    "mean",
+                    "p95",
+                    "p99",
+                    "good_per_s",
+                    "wasted",
+                    "failed",
+                    "lost",
+                    "gap_violations",
+                    "decision_us",
+                )
             }
         baselines = [n for n in table if not n.startswith("dqn")]
         best = min(baselines, key=lambda n: table[n]["p95"])
@@ -266,7 +294,7 @@ def main() -> None:
     if args.stage == "tune":
         tune(args.workers, args.which)
     elif args.stage in {"test", "test-dqn"}:
-        test(args.workers, dqn_only=args.stage == "test-dqn")
+        run_test(args.workers, dqn_only=args.stage == "test-dqn")
     else:
         report()
 

@@ -23,7 +23,14 @@ from sklearn.linear_model import LogisticRegression
 from world import PROVIDERS, make_world
 
 from topicrawl.learn.dqn import hostid_feature
-from topicrawl.learn.urlvae import VaeConfig, save_url_vae, train_url_vae, url_features
+from topicrawl.learn.urlvae import (
+    TrainReport,
+    VaeConfig,
+    load_url_vae,
+    save_url_vae,
+    train_url_vae,
+    url_features,
+)
 
 TRAIN = range(10)
 TUNE = range(100, 110)
@@ -36,26 +43,33 @@ def main() -> None:
     parser.add_argument("--train-urls", type=int, default=1500)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--latent", type=int, default=16)
+    parser.add_argument("--urls-per-host", type=int, default=1)
+    parser.add_argument("--reuse", action="store_true", help="load url-vae.pt, do not train")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     pool = [u for s in TRAIN for urls in make_world(s).urls for u in urls]
     sample = [pool[i] for i in rng.choice(len(pool), size=args.train_urls, replace=False)]
-    model, report = train_url_vae(
-        sample,
-        config=VaeConfig(latent=args.latent),
-        epochs=args.epochs,
-        batch_size=32,
-        on_epoch=lambda e, loss: print(f"epoch {e}: loss {loss:.2f}", flush=True),
-    )
-    save_url_vae(model, args.out / "url-vae.pt", report)
+    if args.reuse:
+        saved = torch.load(args.out / "url-vae.pt", weights_only=True)
+        model = load_url_vae(args.out / "url-vae.pt")
+        report = TrainReport(**saved["report"])
+    else:
+        model, report = train_url_vae(
+            sample,
+            config=VaeConfig(latent=args.latent),
+            epochs=args.epochs,
+            batch_size=32,
+            on_epoch=lambda e, loss: print(f"epoch {e}: loss {loss:.2f}", flush=True),
+        )
+        save_url_vae(model, args.out / "url-vae.pt", report)
     print(f"trained in {report.seconds:.0f} s; collapsed {report.collapsed}", flush=True)
     started = time.perf_counter()
     features: dict[str, np.ndarray] = {}
     for seed in [*TRAIN, *TUNE, *TEST]:
         world = make_world(seed)
-        flat = [u for urls in world.urls for u in urls]
+        flat = [u for urls in world.urls for u in urls[: args.urls_per_host]]
         codes = url_features(model, flat).reshape(len(world.hosts), -1, args.latent)
         features[str(seed)] = codes.mean(axis=1)
     np.savez(args.out / "features.npz", **features)
@@ -70,6 +84,7 @@ def main() -> None:
         "kl": report.kl,
         "kl_per_dimension": report.kl_per_dimension,
         "collapsed": report.collapsed,
+        "urls_per_host": args.urls_per_host,
         **probe_unseen(features, args.latent),
     }
     (args.out / "probe.json").write_text(json.dumps(probe, indent=1))

@@ -177,7 +177,7 @@ class Result:
         }
 
 
-def simulate(  # noqa: C901, PLR0915 - one event loop, kept in one place
+def simulate(
     scenario: Scenario,
     world: World,
     policy: AssignmentPolicy,

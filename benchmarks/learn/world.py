@@ -20,14 +20,72 @@ NODE_SPEEDS = (1.0, 1.0, 0.5, 0.25)
 NODE_IDS = ("n0", "n1", "n2", "n3")
 SLOTS = 4  # tasks a node works on at once
 
-_SYLLABLES = (
-    "ka lo mi ra ve no tu sa pe di go ba ne ri fu zo ha ly qu xe wo ji ce mu ta "
-    "ko ar en il or um st tr pl gr br"
-).split()
-_WORDS = (
-    "news article blog post item product page guide docs help forum topic user wiki "
-    "category tag archive search image video media data report story review about"
-).split()
+_SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ra",
+    "ve",
+    "no",
+    "tu",
+    "sa",
+    "pe",
+    "di",
+    "go",
+    "ba",
+    "ne",
+    "ri",
+    "fu",
+    "zo",
+    "ha",
+    "ly",
+    "qu",
+    "xe",
+    "wo",
+    "ji",
+    "ce",
+    "mu",
+    "ta",
+    "ko",
+    "ar",
+    "en",
+    "il",
+    "or",
+    "um",
+    "st",
+    "tr",
+    "pl",
+    "gr",
+    "br",
+]
+_WORDS = [
+    "news",
+    "article",
+    "blog",
+    "post",
+    "item",
+    "product",
+    "page",
+    "guide",
+    "docs",
+    "help",
+    "forum",
+    "topic",
+    "user",
+    "wiki",
+    "category",
+    "tag",
+    "archive",
+    "search",
+    "image",
+    "video",
+    "media",
+    "data",
+    "report",
+    "story",
+    "review",
+    "about",
+]
 
 Shape = Callable[[np.random.Generator, str], str]
 
@@ -83,7 +141,9 @@ PROVIDERS: tuple[Provider, ...] = (
     Provider(
         "docsio",
         lambda r: f"{_word(r)}.io",
-        lambda r, h: f"https://{h}/docs/v{_num(r, 9)}.{_num(r, 20)}/{_path_word(r)}/{_word(r)}.html",
+        lambda r, h: (
+            f"https://{h}/docs/v{_num(r, 9)}.{_num(r, 20)}/{_path_word(r)}/{_word(r)}.html"
+        ),
         far=(1.0, 1.0, 1.0, 3.0),
     ),
     Provider(

@@ -48,7 +48,9 @@ async def crawl_urls(db: str, *, limit: int, seed: int = 0) -> list[str]:
 
 @app.command()
 def urls(  # noqa: PLR0917 - typer maps each option to a parameter
-    db: Annotated[str, typer.Option(help="The crawl's database: SQLite file or postgresql:// URL.")],
+    db: Annotated[
+        str, typer.Option(help="The crawl's database: SQLite file or postgresql:// URL.")
+    ],
     out_path: Annotated[
         Path, typer.Option("--out", help="Where the trained model is written.")
     ] = Path("url-vae.pt"),
@@ -69,6 +71,8 @@ def urls(  # noqa: PLR0917 - typer maps each option to a parameter
         )
     except ConfigError as exc:
         fail(exc)
+    if "://" not in db and not Path(db).is_file():
+        fail(ConfigError(f"no database file {db}"))
     found = run(lambda: crawl_urls(db, limit=limit, seed=seed))
     if not found:
         fail(ConfigError(f"the database {db} holds no URLs to learn from"))

@@ -35,8 +35,8 @@ __all__ = [
     "HashModPolicy",
     "LeastLoadedPolicy",
     "PlainRendezvousPolicy",
-    "SuccessTablePolicy",
     "ShortestDelayPolicy",
+    "SuccessTablePolicy",
     "TwoChoicesPolicy",
     "make_policy",
 ]
@@ -162,7 +162,7 @@ class ShortestDelayPolicy:
 
     def delay(self, n: NodeLoad) -> float:
         """The expected delay of one more task on ``n``."""
-        return (queue_of(n) + 1.0) * latency_of(n) ** self.latency_weight
+        return float((queue_of(n) + 1.0) * latency_of(n) ** self.latency_weight)
 
     def owner(self, host: str, nodes: Sequence[NodeLoad]) -> str | None:
         if not nodes:
@@ -257,7 +257,9 @@ class SuccessTablePolicy:
         return self._two.owner(host, allowed or nodes)
 
 
-def make_policy(name: str, *, min_weight: float = 0.1, model: str | None = None) -> AssignmentPolicy:
+def make_policy(
+    name: str, *, min_weight: float = 0.1, model: str | None = None
+) -> AssignmentPolicy:
     """The policy a worker option names (see :data:`POLICY_NAMES`), with its default knobs.
 
     ``dqn`` needs the ``learn`` extra and ``model``, a file written by the benchmark's

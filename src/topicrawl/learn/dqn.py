@@ -39,7 +39,7 @@ require_torch()  # a clear error when the learn extra is missing, before the imp
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
-from torch.nn import functional as F  # noqa: E402, N812 - torch's own convention
+from torch.nn import functional as F  # noqa: E402 - torch's own convention
 
 __all__ = [
     "NODE_FEATURES",
@@ -125,7 +125,12 @@ class ReplayMemory:
         return self.size
 
     def push(
-        self, state: np.ndarray, action: int, reward: float, next_state: np.ndarray, mask: np.ndarray
+        self,
+        state: np.ndarray,
+        action: int,
+        reward: float,
+        next_state: np.ndarray,
+        mask: np.ndarray,
     ) -> None:
         """Store a transition (the oldest is overwritten when full)."""
         i = self._at
@@ -411,6 +416,7 @@ def load_dqn_policy(path: Path) -> DqnPolicy:
         vae.eval()
 
         def feature(host: str) -> np.ndarray:
-            return url_features(vae, [f"https://{host}/"])[0]
+            code: np.ndarray = url_features(vae, [f"https://{host}/"])[0]
+            return code
 
     return DqnPolicy(agent, feature, training=False)

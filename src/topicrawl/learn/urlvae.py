@@ -36,7 +36,7 @@ require_torch()  # a clear error when the learn extra is missing, before the imp
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
-from torch.nn import functional as F  # noqa: E402, N812 - torch's own convention
+from torch.nn import functional as F  # noqa: E402 - torch's own convention
 
 __all__ = [
     "URL_LENGTH",
@@ -171,7 +171,7 @@ class TrainReport:
         return sum(1 for value in self.kl_per_dimension if value < _COLLAPSED)
 
 
-def train_url_vae(  # noqa: PLR0913 - each is a training knob
+def train_url_vae(
     urls: Sequence[str],
     *,
     config: VaeConfig | None = None,

@@ -25,7 +25,9 @@ from topicrawl.distributed.settings import load_distributed
 HOSTS = [f"host{i}.example" for i in range(2000)]
 
 
-def node(name: str, queue: int = 0, latency: float | None = 0.5, rate: float | None = 1.0) -> NodeLoad:
+def node(
+    name: str, queue: int = 0, latency: float | None = 0.5, rate: float | None = 1.0
+) -> NodeLoad:
     return NodeLoad(node=name, queue=queue, latency=latency, pages_per_second=rate, concurrency=4)
 
 
@@ -76,7 +78,10 @@ def test_least_loaded_and_shortest_expected_delay() -> None:
     assert ShortestDelayPolicy().owner("h", live) == "a"
     assert ShortestDelayPolicy(latency_weight=0.0).owner("h", live) == "b"
     # Without a latency in the heartbeat: concurrency over throughput.
-    blind = [node("a", queue=0, latency=None, rate=40.0), node("b", queue=0, latency=None, rate=1.0)]
+    blind = [
+        node("a", queue=0, latency=None, rate=40.0),
+        node("b", queue=0, latency=None, rate=1.0),
+    ]
     assert ShortestDelayPolicy().owner("h", blind) == "a"
 
 

@@ -43,8 +43,13 @@ def test_td_targets_take_the_best_live_next_action_only() -> None:
 def test_the_replay_memory_is_a_ring_that_samples_what_it_holds() -> None:
     memory = ReplayMemory(3, state_dim=2, actions=2)
     for i in range(5):
-        memory.push(np.full(2, i, np.float32), i % 2, float(i), np.full(2, i + 1, np.float32),
-                    np.array([True, False]))
+        memory.push(
+            np.full(2, i, np.float32),
+            i % 2,
+            float(i),
+            np.full(2, i + 1, np.float32),
+            np.array([True, False]),
+        )
     assert len(memory) == 3
     assert sorted(memory.rewards.tolist()) == [2.0, 3.0, 4.0]  # 0 and 1 were overwritten
     states, actions, rewards, next_states, masks = memory.sample(50, np.random.default_rng(0))
@@ -77,8 +82,9 @@ def test_the_target_network_is_synced_every_n_learning_steps() -> None:
 
 
 def test_learning_moves_the_value_of_the_taken_action_towards_its_reward() -> None:
-    config = DqnConfig(max_nodes=2, feature_dim=0, hidden=8, batch_size=8, replay=64,
-                       gamma=0.0, learning_rate=0.01)
+    config = DqnConfig(
+        max_nodes=2, feature_dim=0, hidden=8, batch_size=8, replay=64, gamma=0.0, learning_rate=0.01
+    )
     agent = DqnAgent(config, seed=1)
     state = np.zeros(config.state_dim, np.float32)
     for _ in range(32):
@@ -102,7 +108,9 @@ def test_the_reward_is_a_penalty_above_the_threshold_and_for_refusals() -> None:
     assert policy.reward(0.1, 0) == -1.0  # lost on a dead node
 
 
-def test_a_node_keeps_its_slot_a_dead_one_is_never_chosen_and_a_newcomer_takes_a_free_slot() -> None:
+def test_a_node_keeps_its_slot_a_dead_one_is_never_chosen_and_a_newcomer_takes_a_free_slot() -> (
+    None
+):
     policy = DqnPolicy(DqnAgent(SMALL), hostid_feature(2))
     assert isinstance(policy, AssignmentPolicy)
     assert isinstance(policy, FeedbackPolicy)
@@ -130,8 +138,17 @@ def test_the_policy_plugs_into_a_membership_change() -> None:
 
 
 def test_training_records_transitions_and_learns_while_it_assigns() -> None:
-    agent = DqnAgent(DqnConfig(max_nodes=2, feature_dim=2, hidden=8, batch_size=4, replay=32,
-                               train_every=1, epsilon_steps=10))
+    agent = DqnAgent(
+        DqnConfig(
+            max_nodes=2,
+            feature_dim=2,
+            hidden=8,
+            batch_size=4,
+            replay=32,
+            train_every=1,
+            epsilon_steps=10,
+        )
+    )
     policy = DqnPolicy(agent, hostid_feature(2), training=True)
     for i in range(12):
         node = policy.owner(f"h{i % 3}.org", loads("a", "b"))
