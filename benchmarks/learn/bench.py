@@ -218,13 +218,16 @@ def tune(workers: int, which: str) -> None:
     )
 
 
-def run_test(workers: int, dqn_only: bool = False) -> None:
-    tuned = json.loads((OUT / "tune.json").read_text())
+def run_test(workers: int, *, dqn: bool) -> None:
+    """Test the tuned baselines (``dqn`` False) or train and test the DQN agents."""
+    tuned = json.loads((OUT / "tune.json").read_text()) if (OUT / "tune.json").exists() else {}
     specs: list[tuple[str, dict[str, Any], str]] = []
-    if not dqn_only:
+    if not dqn:
         specs += [(n, dict(tuned[n]["settings"]), "") for n in BASELINES]
-    for seed in AGENT_SEEDS:
-        settings = dict(tuned["dqn"]["settings"])
+    # Not tuned when time was short (see the README): then the first setting.
+    chosen = tuned["dqn"]["settings"] if "dqn" in tuned else DQN_SETTINGS[0]
+    for seed in AGENT_SEEDS if dqn else ():
+        settings = dict(chosen)
         settings["agent_seed"] = seed
         specs.append((f"dqn-url-{seed}", dict(settings), "url"))
         if seed == AGENT_SEEDS[0]:  # one host-id agent only (time)
@@ -294,7 +297,7 @@ def main() -> None:
     if args.stage == "tune":
         tune(args.workers, args.which)
     elif args.stage in {"test", "test-dqn"}:
-        run_test(args.workers, dqn_only=args.stage == "test-dqn")
+        run_test(args.workers, dqn=args.stage == "test-dqn")
     else:
         report()
 

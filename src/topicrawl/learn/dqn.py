@@ -21,7 +21,6 @@ a')`` over the live actions of ``s'``, the target synced every ``sync_every`` le
 from __future__ import annotations
 
 import math
-import pickle
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -32,7 +31,7 @@ import xxhash
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.distributed.partition import NodeLoad
-from topicrawl.learn._torch import require_torch
+from topicrawl.learn._torch import load_saved, require_torch
 
 require_torch()  # a clear error when the learn extra is missing, before the imports below
 
@@ -395,12 +394,7 @@ def load_dqn_policy(path: Path) -> DqnPolicy:
     Raises:
         ConfigError: the file is missing or not a saved DQN.
     """
-    try:
-        saved: Any = torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, RuntimeError, ValueError, EOFError, pickle.UnpicklingError) as exc:
-        raise ConfigError(f"cannot read a DQN model from {path}: {exc}") from exc
-    if not isinstance(saved, dict) or saved.get("kind") != "topicrawl-dqn":
-        raise ConfigError(f"{path} is not a saved topicrawl DQN")
+    saved = load_saved(path, "topicrawl-dqn", "DQN model")
     config = DqnConfig(**saved["config"])
     agent = DqnAgent(config)
     agent.online.load_state_dict(saved["state"])

@@ -21,15 +21,13 @@ The feature of a URL is ``mu`` (no sampling at inference); the feature of a host
 from __future__ import annotations
 
 import math
-import pickle
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from topicrawl.core.errors import ConfigError
-from topicrawl.learn._torch import require_torch
+from topicrawl.learn._torch import load_saved, require_torch
 
 require_torch()  # a clear error when the learn extra is missing, before the imports below
 
@@ -279,12 +277,7 @@ def load_url_vae(path: Path) -> UrlVAE:
     Raises:
         ConfigError: the file is missing or not a saved URL VAE.
     """
-    try:
-        saved: Any = torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, RuntimeError, ValueError, EOFError, pickle.UnpicklingError) as exc:
-        raise ConfigError(f"cannot read a URL model from {path}: {exc}") from exc
-    if not isinstance(saved, dict) or saved.get("kind") != "topicrawl-url-vae":
-        raise ConfigError(f"{path} is not a saved topicrawl URL model")
+    saved = load_saved(path, "topicrawl-url-vae", "URL model")
     model = UrlVAE(VaeConfig(**saved["config"]))
     model.load_state_dict(saved["state"])
     model.eval()
