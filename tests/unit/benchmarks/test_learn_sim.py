@@ -39,7 +39,8 @@ def test_worlds_and_traces_are_seeded_and_shared_by_every_policy() -> None:
     assert abs(a.popularity.sum() - 1.0) < 1e-9
     assert make_world(4).hosts != a.hosts
     t1, t2 = make_trace(SHORT, a), make_trace(SHORT, b)
-    assert (t1.times == t2.times).all() and (t1.hosts == t2.hosts).all()
+    assert (t1.times == t2.times).all()
+    assert (t1.hosts == t2.hosts).all()
     first = simulate(SHORT, a, LeastLoadedPolicy())
     again = simulate(SHORT, b, LeastLoadedPolicy())
     assert (first.latencies == again.latencies).all()
@@ -58,7 +59,8 @@ def test_a_blocking_provider_wastes_fetches_that_the_success_table_avoids() -> N
     assert any(world.provider == blocked)
     pinned = simulate(SHORT, world, Always("n2"))
     table = simulate(SHORT, world, SuccessTablePolicy())
-    assert pinned.wasted > 0 and pinned.failed > 0
+    assert pinned.wasted > 0
+    assert pinned.failed > 0
     assert table.wasted < pinned.wasted / 3
 
 
