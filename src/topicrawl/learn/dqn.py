@@ -389,7 +389,9 @@ def load_dqn_policy(path: Path) -> DqnPolicy:
     """A greedy DQN policy from a saved file.
 
     A ``url`` feature is computed by the saved URL model from ``https://<host>/`` (a worker
-    only knows the host when it assigns it).
+    only knows the host when it assigns it). Partial: a worker's heartbeats carry CPU, memory
+    and throughput but not yet the queue or the processing latency the simulator trains on,
+    so in a worker the state's queue is the node's host count and its latency 0.
 
     Raises:
         ConfigError: the file is missing or not a saved DQN.
