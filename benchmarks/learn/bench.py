@@ -312,7 +312,7 @@ def markdown(out: dict[str, Any]) -> str:
             )
         lines += [
             "",
-            f"Best tuned baseline: {data['best_baseline']}. DQN p95 against it "
+            f"Best baseline: {data['best_baseline']}. DQN p95 against it "
             "(mean paired relative difference, 95 % interval):",
             "",
         ]
