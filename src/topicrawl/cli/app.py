@@ -83,6 +83,11 @@ from topicrawl.cli.video import app as video_app  # noqa: E402
 
 app.add_typer(video_app, name="video")
 # -- end video --
+# -- learn (helper s16-learn) --
+from topicrawl.cli.learn import app as learn_app  # noqa: E402
+
+app.add_typer(learn_app, name="learn")
+# -- end learn --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = common.EXIT_CONFIG  # the exit codes, for the commands that import them from here

@@ -146,6 +146,17 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     exact_dedupe: Annotated[
         bool | None, typer.Option(help="Exact URL set in Redis instead of a Bloom filter.")
     ] = None,
+    assignment: Annotated[
+        str | None,
+        typer.Option(
+            help="Where new hosts go: rendezvous (default: throughput-weighted), "
+            "rendezvous-plain, hash, bounded, least-loaded, sed, two-choices, success-table, "
+            "dqn (needs the learn extra and --assignment-model)."
+        ),
+    ] = None,
+    assignment_model: Annotated[
+        str | None, typer.Option(help="The dqn policy's trained model file.")
+    ] = None,
     config: ConfigOption = None,
     progress_every: Annotated[
         float, typer.Option(help="Seconds between progress lines (0: none).")
@@ -194,6 +205,8 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
         "lock_ttl": lock_ttl,
         "throughput_window": throughput_window,
         "exact_dedupe": exact_dedupe,
+        "assignment": assignment,
+        "assignment_model": assignment_model,
     }
     every = 0.0 if quiet else progress_every
     if not every >= 0 or every == float("inf"):

@@ -124,6 +124,8 @@ def node_loads(nodes: list[NodeStatus], hosts: dict[str, int]) -> list[NodeLoad]
             hosts=hosts.get(n.node, 0),
             errors=n.errors,
             concurrency=int(n.capacity.get("concurrency", 1) or 1),
+            cpu_percent=n.cpu_percent,
+            memory_bytes=n.memory_bytes,
         )
         for n in nodes
         if n.live

@@ -39,7 +39,10 @@ class NodeLoad:
     """What a policy knows of a live node.
 
     ``pages_per_second`` is the node's throughput over the last measuring window, or ``None``
-    while it has not yet run a whole window (a node that just joined).
+    while it has not yet run a whole window (a node that just joined). The learned and
+    load-aware policies (:mod:`topicrawl.distributed.policies`) also read its CPU use (one
+    core = 100), resident memory, queue (tasks waiting or in progress) and processing latency
+    (seconds), each ``None`` when the node's heartbeat did not say.
     """
 
     node: str
@@ -47,6 +50,10 @@ class NodeLoad:
     hosts: int = 0
     errors: int = 0
     concurrency: int = 1
+    cpu_percent: float | None = None
+    memory_bytes: int | None = None
+    queue: int | None = None
+    latency: float | None = None
 
 
 @runtime_checkable

@@ -72,9 +72,25 @@ class DistributedSettings(BaseSettings):
         8, ge=0, le=1000, description="Retries of a database write whose connection dropped."
     )
     exact_dedupe: bool = Field(False, description="Exact URL set in Redis instead of Bloom.")
+    assignment: str = Field(
+        "rendezvous",
+        description="Assignment policy of new hosts: rendezvous (default), rendezvous-plain, "
+        "hash, bounded, least-loaded, sed, two-choices, success-table, dqn.",
+    )
+    assignment_model: str | None = Field(
+        None, description="The trained model file of the dqn policy (benchmarks/learn)."
+    )
 
     @model_validator(mode="after")
     def _timeout_after_interval(self) -> Self:
+        from topicrawl.distributed.policies import POLICY_NAMES  # noqa: PLC0415 - no cycle
+
+        if self.assignment not in POLICY_NAMES:
+            raise ValueError(
+                f"assignment {self.assignment!r} is not one of {', '.join(POLICY_NAMES)}"
+            )
+        if self.assignment == "dqn" and not self.assignment_model:
+            raise ValueError("assignment dqn needs assignment_model (a trained model file)")
         if self.heartbeat_timeout <= self.heartbeat_interval:
             raise ValueError("heartbeat_timeout must be longer than heartbeat_interval")
         if self.lock_ttl > self.heartbeat_timeout:

@@ -35,7 +35,8 @@ from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import CrawlStats
 from topicrawl.distributed.coordinator import Coordinator, node_loads
 from topicrawl.distributed.namespace import Namespace, ScopedFrontier, SharedScope
-from topicrawl.distributed.partition import AssignmentPolicy, NodeLoad, RendezvousPolicy
+from topicrawl.distributed.partition import AssignmentPolicy, NodeLoad
+from topicrawl.distributed.policies import make_policy
 from topicrawl.distributed.progress import WorkerProgress, report_progress
 from topicrawl.distributed.redis_frontier import RedisFrontier
 from topicrawl.distributed.registry import (
@@ -194,7 +195,11 @@ async def run_worker(
         ConfigError: bad settings, or a stored node configuration that is invalid.
     """
     node = node_id or local_node_id()
-    policy = policy or RendezvousPolicy(min_weight=distributed.min_weight)
+    policy = policy or make_policy(
+        distributed.assignment,
+        min_weight=distributed.min_weight,
+        model=distributed.assignment_model,
+    )
     registry = NodeRegistry(
         distributed.redis_url,
         namespace=distributed.namespace,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -20,6 +20,7 @@ from topicrawl.distributed import (
     RendezvousPolicy,
 )
 from topicrawl.distributed.coordinator import Coordinator, CoordinatorLock, crawl_done
+from topicrawl.distributed.partition import AssignmentPolicy
 
 TIMEOUT = 0.5  # heartbeat TTL in these tests
 
@@ -29,19 +30,20 @@ class Crawl:
     registry: NodeRegistry
     frontiers: dict[str, RedisFrontier]
     redis_url: str
+    policy: AssignmentPolicy = field(default_factory=RendezvousPolicy)  # learn: others too
 
     def coordinator(self, holder: str, *, lock_ttl: float = 5.0) -> Coordinator:
         return Coordinator(
             frontier=self.frontiers["observer"],
             registry=self.registry,
-            policy=RendezvousPolicy(),
+            policy=self.policy,
             lock_ttl=lock_ttl,
             holder=holder,
         )
 
     async def node(self, name: str) -> RedisFrontier:
         await self.registry.register(NodeInfo(node=name, machine="box", pid=1))
-        policy = RendezvousPolicy()
+        policy = self.policy
 
         def propose(host: str) -> str | None:
             live = [n for n in self.frontiers if n != "observer"]
