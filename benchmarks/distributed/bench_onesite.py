@@ -11,6 +11,12 @@ process start-up and shutdown are left out on every side.
     .venv/bin/python benchmarks/distributed/bench_onesite.py [--rounds 2] [--workers 1,3]
         [--max-pages 0] [--concurrency 16] [--per-host 8] [--cpu-quota 0] [--out onesite.json]
 
+A run that has not ended after ``--timeout`` seconds is reported as hung, not waited on:
+each of its processes (and their children) is dumped with ``py-spy dump`` when py-spy is
+installed (beside this Python) and sent SIGUSR1, then killed; the run is recorded with
+``hung: true`` and the benchmark goes on, and exits 1 at the end. ``--prefix`` starts every
+schema and namespace name (e.g. your own name on a shared PostgreSQL and Redis).
+
 ``--cpu-quota 0.5`` caps every crawl or worker process (its parse workers included) at half a
 CPU with a cgroup (v1 ``cpu`` controller, ``cpu.cfs_quota_us``; needs write access to
 ``/sys/fs/cgroup/cpu``), to stand for separate machines that are each CPU-bound.
@@ -23,6 +29,7 @@ import asyncio
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -93,6 +100,7 @@ class Run:
     cpu_s: float
     wall_s: float
     redis_cpu_s: float = 0.0  # the Redis server's CPU meanwhile (other users of it included)
+    hung: bool = False  # killed after --timeout seconds (see report_hang)
 
 
 def children_cpu() -> float:
@@ -115,13 +123,57 @@ def common_args(args: argparse.Namespace, db: str) -> list[str]:
     return argv
 
 
+def _descendants(pid: int) -> list[int]:
+    """The process and every process under it (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo += children.get(current, [])
+    return found
+
+
+def report_hang(procs: list[subprocess.Popen[bytes]], out: Path) -> None:
+    """Say which processes of a run did not end, with a py-spy dump of each (and its
+    children), and ask each for its asyncio tasks (SIGUSR1, where a handler is installed)."""
+    spy = BIN / "py-spy"
+    with out.open("a") as dump:
+        for proc in procs:
+            if proc.poll() is not None:
+                continue
+            for pid in _descendants(proc.pid):
+                dump.write(f"=== pid {pid} (of {proc.args!r})\n")
+                dump.flush()
+                if spy.exists():
+                    subprocess.run(
+                        [str(spy), "dump", "--pid", str(pid)],
+                        stdout=dump,
+                        stderr=subprocess.STDOUT,
+                        timeout=60,
+                        check=False,
+                    )
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGUSR1)
+    print(f"HUNG: processes still running after the timeout; dumps in {out}", flush=True)
+
+
 def run_variant(
     args: argparse.Namespace, workers: int, round_no: int, src: Path | None = None
 ) -> Run:
     """``workers`` 0: one ``topicrawl crawl``; else that many ``topicrawl worker``s; with
     ``src``, the code of that source tree (e.g. the main branch's, for a before/after)."""
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    namespace = f"bench-{uuid.uuid4().hex[:10]}"
+    schema = f"{args.prefix}_{uuid.uuid4().hex[:10]}"
+    namespace = f"{args.prefix}-{uuid.uuid4().hex[:10]}"
     db = f"{PG_URL}?schema={schema}"
     env = dict(os.environ)
     if src is not None:
@@ -137,7 +189,14 @@ def run_variant(
             argv = [str(BIN / "topicrawl"), "worker", *common_args(args, db)]
             argv += ["--redis", REDIS_URL, "--namespace", namespace, "--node-id", f"w{i}"]
             procs.append(start(argv, env, cap))
-        codes = [proc.wait(1800) for proc in procs]
+        deadline = time.monotonic() + args.timeout
+        while time.monotonic() < deadline and any(proc.poll() is None for proc in procs):
+            time.sleep(0.2)
+        hung = any(proc.poll() is None for proc in procs)
+        if hung:
+            report_hang(procs, args.out.with_suffix(".hang.txt"))
+            time.sleep(2.0)
+        codes = [proc.poll() for proc in procs]
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -148,7 +207,7 @@ def run_variant(
     cpu = children_cpu() - cpu0
     redis_used = redis_cpu() - redis0
     pages, first, last = asyncio.run(_read_and_drop(schema, namespace))
-    if any(codes):
+    if any(codes) and not hung:
         raise SystemExit(f"a process failed: exit codes {codes}")
     span = max(last - first, 1e-9)
     variant = "crawl" if workers == 0 else f"worker x{workers}"
@@ -163,6 +222,7 @@ def run_variant(
         round(cpu, 1),
         round(wall, 1),
         round(redis_used, 2),
+        hung,
     )
     print(json.dumps(asdict(run)), flush=True)
     return run
@@ -171,11 +231,14 @@ def run_variant(
 async def _read_and_drop(schema: str, namespace: str) -> tuple[int, float, float]:
     connection = await asyncpg.connect(PG_URL)
     try:
-        row = await connection.fetchrow(
-            "SELECT count(*) AS n, min(fetched_at) AS a, max(fetched_at) AS b"
-            f' FROM "{schema}".pages'
-        )
-        await connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        try:
+            row = await connection.fetchrow(
+                "SELECT count(*) AS n, min(fetched_at) AS a, max(fetched_at) AS b"
+                f' FROM "{schema}".pages'
+            )
+        except asyncpg.UndefinedTableError:  # a run that hung before creating its tables
+            row = {"n": 0, "a": None, "b": None}
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     finally:
         await connection.close()
     client = Redis.from_url(REDIS_URL)
@@ -195,6 +258,10 @@ def main() -> None:
     parser.add_argument("--max-pages", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--per-host", type=int, default=8)
+    parser.add_argument("--prefix", default="bench", help="start of schema/namespace names")
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds a run may take, then it is hung"
+    )
     parser.add_argument("--cpu-quota", type=float, default=0.0, help="CPUs per process (0: no cap)")
     parser.add_argument(
         "--baseline-src",
@@ -219,6 +286,8 @@ def main() -> None:
         "runs": [asdict(run) for run in runs],
     }
     args.out.write_text(json.dumps(report, indent=2))
+    if any(run.hung for run in runs):
+        raise SystemExit(f"{sum(run.hung for run in runs)} run(s) hung: see the .hang.txt file")
 
 
 if __name__ == "__main__":

@@ -251,21 +251,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         kg = kg_overrides(prefer_entity, prefer_entities, entity_radius)
     except ConfigError as exc:
         fail(exc)
-    kwargs = crawl_overrides(
-        seeds=seeds,
-        topic=topic,
-        strategy=strategy,
-        max_pages=max_pages,
-        concurrency=concurrency,
-        per_host=per_host,
-        delay=delay,
-        ignore_robots=ignore_robots,
-        max_depth=max_depth,
-        allow_domain=allow_domain,
-        include=include,
-        exclude=exclude,
-        db=db,
-    )
+    kwargs = crawl_overrides(locals(), seeds=seeds)
     if sitemaps:
         kwargs["sitemaps"] = True
     if hold_patience is not None:

@@ -126,21 +126,7 @@ def create(  # noqa: PLR0917 - typer maps each option to a parameter
     setup_logging("warning")
     seeds = _seeds_given(seed, seeds_file, "a crawl needs start URLs: give --seed or --seeds-file")
     try:
-        kwargs = crawl_overrides(
-            seeds=seeds,
-            topic=topic,
-            strategy=strategy,
-            max_pages=max_pages,
-            concurrency=None,
-            per_host=per_host,
-            delay=delay,
-            ignore_robots=ignore_robots,
-            max_depth=max_depth,
-            allow_domain=allow_domain,
-            include=include,
-            exclude=exclude,
-            db=None,
-        )
+        kwargs = crawl_overrides(locals(), seeds=seeds)
         put(kwargs, "frontier", {"lease_ttl": lease_ttl} if lease_ttl else None)
         settings = worker_settings(config, kwargs)
     except ConfigError as exc:

@@ -180,21 +180,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     """
     setup_logging(log_level)
     seeds = seeds_or_exit(seed, seeds_file)
-    kwargs = crawl_overrides(
-        seeds=seeds,
-        topic=topic,
-        strategy=strategy,
-        max_pages=max_pages,
-        concurrency=concurrency,
-        per_host=per_host,
-        delay=delay,
-        ignore_robots=ignore_robots,
-        max_depth=max_depth,
-        allow_domain=allow_domain,
-        include=include,
-        exclude=exclude,
-        db=db,
-    )
+    kwargs = crawl_overrides(locals(), seeds=seeds)
     put(kwargs, "frontier", {"lease_ttl": lease_ttl} if lease_ttl else None)
     put(kwargs, "parsers", str(parsers) if parsers is not None else None)
     dist = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,6 +12,7 @@ import typer
 __all__ = [
     "AllowDomainOption",
     "ConfigOption",
+    "CrawlOptions",
     "DelayOption",
     "ExcludeOption",
     "IgnoreRobotsOption",
@@ -83,43 +86,61 @@ def read_seeds(seed: list[str] | None, seeds_file: Path | None) -> list[str]:
     return seeds
 
 
-def crawl_overrides(
-    *,
-    seeds: list[str],
-    topic: list[str] | None,
-    strategy: str | None,
-    max_pages: int | None,
-    concurrency: int | None,
-    per_host: int | None,
-    delay: float | None,
-    ignore_robots: bool,
-    max_depth: int | None,
-    allow_domain: list[str] | None,
-    include: list[str] | None,
-    exclude: list[str] | None,
-    db: str | None,
-) -> dict[str, Any]:
-    """Settings overrides for the options `crawl` and `worker` share."""
-    kwargs: dict[str, Any] = {}
-    put(kwargs, "seeds", tuple(seeds) or None)
-    put(kwargs, "topics", _listed(topic))
-    put(kwargs, "strategy", strategy)
-    put(kwargs, "max_pages", max_pages)
-    put(kwargs, "concurrency", concurrency)
-    politeness: dict[str, Any] = {}
-    put(politeness, "per_host", per_host)
-    put(politeness, "delay", delay)
-    if ignore_robots:
-        politeness["obey_robots"] = False
-    scope: dict[str, Any] = {}
-    put(scope, "max_depth", max_depth)
-    put(scope, "allowed_domains", _listed(allow_domain))
-    put(scope, "include", _listed(include))
-    put(scope, "exclude", _listed(exclude))
-    put(kwargs, "politeness", politeness or None)
-    put(kwargs, "scope", scope or None)
-    put(kwargs, "storage", {"url": db} if db else None)
-    return kwargs
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrawlOptions:
+    """The crawl options `crawl`, `worker` and `crawl-ns create` share, as given on the
+    command line (None: not given, the setting is left alone)."""
+
+    seeds: list[str]
+    topic: list[str] | None = None
+    strategy: str | None = None
+    max_pages: int | None = None
+    concurrency: int | None = None
+    per_host: int | None = None
+    delay: float | None = None
+    ignore_robots: bool = False
+    max_depth: int | None = None
+    allow_domain: list[str] | None = None
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    db: str | None = None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any], *, seeds: list[str]) -> CrawlOptions:
+        """The options among a command's arguments (by parameter name: pass its
+        ``locals()`` before it binds other names); one the command does not take stays unset.
+        """
+        names = {option.name for option in fields(cls)} - {"seeds"}
+        return cls(seeds=seeds, **{name: arguments[name] for name in names & arguments.keys()})
+
+    def overrides(self) -> dict[str, Any]:
+        """The settings overrides these options ask for."""
+        kwargs: dict[str, Any] = {}
+        put(kwargs, "seeds", tuple(self.seeds) or None)
+        put(kwargs, "topics", _listed(self.topic))
+        put(kwargs, "strategy", self.strategy)
+        put(kwargs, "max_pages", self.max_pages)
+        put(kwargs, "concurrency", self.concurrency)
+        politeness: dict[str, Any] = {}
+        put(politeness, "per_host", self.per_host)
+        put(politeness, "delay", self.delay)
+        if self.ignore_robots:
+            politeness["obey_robots"] = False
+        scope: dict[str, Any] = {}
+        put(scope, "max_depth", self.max_depth)
+        put(scope, "allowed_domains", _listed(self.allow_domain))
+        put(scope, "include", _listed(self.include))
+        put(scope, "exclude", _listed(self.exclude))
+        put(kwargs, "politeness", politeness or None)
+        put(kwargs, "scope", scope or None)
+        put(kwargs, "storage", {"url": self.db} if self.db else None)
+        return kwargs
+
+
+def crawl_overrides(arguments: Mapping[str, Any], *, seeds: list[str]) -> dict[str, Any]:
+    """Settings overrides for the crawl options among a command's ``arguments`` (see
+    :meth:`CrawlOptions.of`)."""
+    return CrawlOptions.of(arguments, seeds=seeds).overrides()
 
 
 def revisit_overrides(

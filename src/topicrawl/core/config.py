@@ -271,6 +271,15 @@ class StorageSettings(_Section):
     batch_size: int = Field(200, gt=0, le=100_000, description="Rows written per batch.")
     flush_interval: float = Field(1.0, gt=0, le=HOUR, description="Seconds between batch writes.")
     keep_body: bool = Field(False, description="Keep raw bodies (needed for WARC export).")
+    attempt_timeout: float = Field(
+        120.0,
+        gt=0,
+        le=HOUR,
+        description=(
+            "Seconds one database operation may take in all (connect, statements, commit);"
+            " then it is retried on a new connection, as after a lost one."
+        ),
+    )
     samples_interval: float = Field(
         2.0,
         ge=0,

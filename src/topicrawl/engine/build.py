@@ -278,6 +278,7 @@ async def open_crawl(
         flush_interval=settings.storage.flush_interval,
         keep_body=settings.storage.keep_body,
         retries=storage_retries,
+        attempt_timeout=settings.storage.attempt_timeout,
     )
     async with contextlib.AsyncExitStack() as stack:
         await storage.open()

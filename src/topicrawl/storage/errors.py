@@ -153,9 +153,15 @@ async def with_retries(
     doing: str,
     retries: int,
     backoff: float,
+    attempt_timeout: float | None = None,
 ) -> _T:
     """Run a database operation, again after a dropped connection (``retries`` times at most,
     waiting ``backoff`` seconds, doubled each time, at most 5 s).
+
+    ``attempt_timeout`` bounds each attempt as a whole (pool checkout, connect, every
+    statement, commit, and the driver's clean-up), so an attempt stuck on a connection that
+    will never answer fails as a lost connection does and is retried on another: without it
+    a crawl whose write waits forever never ends (its pages in hand never finish).
 
     Raises:
         StorageError: the operation failed for good (translated from the driver's error).
@@ -163,7 +169,10 @@ async def with_retries(
     attempt = 0
     while True:
         try:
-            return await operation()
+            if attempt_timeout is None:
+                return await operation()
+            async with asyncio.timeout(attempt_timeout):
+                return await operation()
         except DATABASE_ERRORS as exc:
             if attempt >= retries or not is_transient(exc):
                 raise translate_error(exc, target, doing=doing) from exc

@@ -144,6 +144,10 @@ class SqlStorage:
             write waiting on another's lock; it bounds a wait on a session the server ended
             while the network was cut, which would otherwise never end.
         retries: attempts after the first for an operation whose connection dropped.
+        attempt_timeout: seconds one attempt of an operation may take in all (pool
+            checkout, connect, statements, commit), then it counts as a lost connection and
+            is retried (None: no bound). A bound on the whole attempt, as ``command_timeout``
+            is only on each command's answer.
         retry_backoff: seconds before the first retry; doubled each time (at most 5 s).
         hash_filter: answer most :meth:`find_content_hash` misses from an in-memory Bloom
             filter of the stored hashes (loaded at open) instead of the database. ``None``
@@ -170,6 +174,7 @@ class SqlStorage:
         command_timeout: float | None = 300.0,
         retries: int = 4,
         retry_backoff: float = 0.25,
+        attempt_timeout: float | None = 120.0,
         hash_filter: bool | None = None,
         read_only: bool = False,
     ) -> None:
@@ -177,6 +182,8 @@ class SqlStorage:
             raise ValueError(
                 "batch_size must be >= 1, flush_interval > 0, retries and retry_backoff >= 0"
             )
+        if attempt_timeout is not None and not attempt_timeout > 0:
+            raise ValueError(f"attempt_timeout must be > 0 or None, got {attempt_timeout}")
         self._target: DatabaseTarget = parse_target(url)
         self._batch_size = batch_size
         self._flush_interval = flush_interval
@@ -186,6 +193,7 @@ class SqlStorage:
         self._command_timeout = command_timeout
         self._retries = retries
         self._retry_backoff = retry_backoff
+        self._attempt_timeout = attempt_timeout
         self._read_only = read_only
         # Past this many buffered pages, save_page waits for a write instead of growing memory.
         self._max_buffered = batch_size * 8
@@ -826,4 +834,5 @@ class SqlStorage:
             doing=doing,
             retries=self._retries if retries is None else retries,
             backoff=self._retry_backoff,
+            attempt_timeout=self._attempt_timeout if retries is None else None,
         )

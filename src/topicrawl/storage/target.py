@@ -206,6 +206,7 @@ def create_engine(
         "timeout": connect_timeout,
         "server_settings": {"application_name": target.application_name, **_PG_SESSION},
     }
+    connect_args["connection_class"] = _bounded_close_connection()
     if command_timeout is not None:
         # Without it a command whose session the server ended while the network was cut
         # (no reset ever arrives) waits for an answer forever; a timed-out command is a
@@ -232,6 +233,30 @@ def create_engine(
         raise ConfigError(
             "PostgreSQL storage needs asyncpg: pip install 'topicrawl[postgres]'"
         ) from exc
+
+
+# Seconds closing a PostgreSQL connection may take (the Terminate message and the server's
+# goodbye); then the socket is dropped.
+_CLOSE_TIMEOUT = 5.0
+
+
+def _bounded_close_connection() -> type[Any]:
+    """An asyncpg connection class whose ``close()`` gives up after :data:`_CLOSE_TIMEOUT`.
+
+    SQLAlchemy closes pooled connections with asyncpg's ``close()`` and no timeout (when the
+    pool is disposed at the end of a crawl, and when an overflow connection is checked in).
+    On a connection that stopped answering without closing (a network partition; a session
+    whose protocol is left waiting after a lost or cancelled command) that waits for ever:
+    the crawl's storage never closes and the process never ends. Given up, asyncpg aborts
+    the socket and SQLAlchemy logs the failed close and goes on.
+    """
+    import asyncpg  # noqa: PLC0415 - PostgreSQL only
+
+    class BoundedCloseConnection(asyncpg.Connection):  # type: ignore[misc]
+        async def close(self, *, timeout: float | None = None) -> None:  # noqa: ASYNC109 - asyncpg API
+            await super().close(timeout=_CLOSE_TIMEOUT if timeout is None else timeout)
+
+    return BoundedCloseConnection
 
 
 def _sqlite_engine(target: DatabaseTarget, *, busy_timeout: float) -> AsyncEngine:

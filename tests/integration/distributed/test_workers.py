@@ -25,7 +25,7 @@ from tests.integration.distributed.harness import (
     refetched,
     serve_demo_web,
 )
-from tests.unit.distributed.proxy import CuttableProxy
+from tests.unit.distributed.proxy import CuttableProxy, StallingProxy
 from topicrawl.demoweb import DemoWebServer
 from topicrawl.distributed import NodeRegistry, NodeState
 from topicrawl.distributed.partition import rendezvous_score
@@ -324,4 +324,29 @@ async def test_a_worker_cut_off_mid_crawl_is_declared_dead_and_rejoins(
         await registry.close()
         await redis_proxy.cut()
         await pg_proxy.cut()
+    assert_complete(cluster, await cluster.stored(), single_process_urls)
+
+
+async def test_a_worker_whose_database_connections_stall_mid_crawl_finishes(
+    cluster: Cluster, single_process_urls: set[str]
+) -> None:
+    """Its PostgreSQL connections stop answering without closing (a network partition): the
+    stalled write is retried on a new connection, the stalled connections are given up when
+    the storage closes (this used to wait for ever: the process never ended), and every
+    page is stored once."""
+    proxy = StallingProxy(5432)
+    await proxy.start()
+    try:
+        cluster.delay = 0.1
+        # Each database attempt bounded at 3 s (120 s by default), so the test is short.
+        cluster.start_worker(
+            "w1", pg_port=proxy.port, env={"TOPICRAWL_STORAGE__ATTEMPT_TIMEOUT": "3"}
+        )
+        await cluster.wait_for_pages(10)
+        assert proxy.stall() > 0  # every connection the worker has open stops answering
+        codes = await cluster.wait_all(timeout=PATIENCE)
+        assert codes == {"w1": 0}, cluster.log("w1")
+    finally:
+        cluster.stop_all()
+        await proxy.close()
     assert_complete(cluster, await cluster.stored(), single_process_urls)
