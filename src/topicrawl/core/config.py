@@ -271,6 +271,13 @@ class StorageSettings(_Section):
     batch_size: int = Field(200, gt=0, le=100_000, description="Rows written per batch.")
     flush_interval: float = Field(1.0, gt=0, le=HOUR, description="Seconds between batch writes.")
     keep_body: bool = Field(False, description="Keep raw bodies (needed for WARC export).")
+    link_scores: bool = Field(
+        True,
+        description=(
+            "Keep each page's link priorities and their component scores (the best 300 links,"
+            " in the page's row; shown by the dashboard's page view)."
+        ),
+    )
     samples_interval: float = Field(
         2.0,
         ge=0,
