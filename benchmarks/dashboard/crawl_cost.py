@@ -66,7 +66,7 @@ def crawl(variant: str, *, max_pages: int, main_src: Path) -> dict[str, float]:
         env = {"TOPICRAWL_STORAGE__SAMPLES_INTERVAL": "0"} if variant == "no-samples" else {}
         if variant.endswith("-no-scores"):
             env["TOPICRAWL_STORAGE__LINK_SCORES"] = "false"
-        strategy = variant.split("-")[0] if variant in SCORING else "bfs"
+        strategy = variant.split("-", maxsplit=1)[0] if variant in SCORING else "bfs"
         if variant == "no-fts":
             _prepare_without_fts(db)
         extra: list[str] = []
