@@ -57,7 +57,7 @@ from sqlalchemy import (
     text,
     tuple_,
 )
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.compiler import compiles
 
 from topicrawl.storage.schema import pages
@@ -84,6 +84,7 @@ MAX_LIMIT = 500
 _FILTER_COLUMNS = ("host", "status", "relevance", "run_id", "topic", "fetched_at")
 RANKED = 2_000
 """Matches a text search ranks: the newest this many that pass the filters."""
+_WALK_MATCHES = 20 * RANKED  # PostgreSQL: expected matches from which the key is walked
 _SNIPPET = 200  # characters of text around the first match
 _TRIGRAM = 3
 _MAX_WORDS = 16  # more words add nothing a user could tell but cost a join term each
@@ -347,13 +348,9 @@ def _sqlite_text(query: PageQuery, words: list[str], after: str | None, limit: i
     return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
 
 
-def _postgres_text(
-    query: PageQuery, words: list[str], after: str | None, limit: int
-) -> Select[Any]:
-    """Best ts_rank first (negated, so that lower is better as on SQLite), then id, over the
-    stored ``search_vector`` (schema 8). Words of letters go through ``plainto_tsquery``; a CJK
-    word of two characters or more is the phrase of its bigrams (see
-    :mod:`topicrawl.storage.search_index`); the rest is scanned by ``LIKE``."""
+def _postgres_matches(query: PageQuery, words: list[str]) -> tuple[list[Any], Any | None]:
+    """The conditions of a PostgreSQL text search, and its tsquery (None: no word the index
+    can look up, so the conditions are for a scan)."""
     sorted_words = _Words.sort(words)
     phrases = [w for w in (*sorted_words.cjk, *sorted_words.scanned) if _all_cjk(w)]
     scanned = [w for w in (*sorted_words.cjk, *sorted_words.scanned) if w not in phrases]
@@ -366,27 +363,72 @@ def _postgres_text(
         func.phraseto_tsquery(simple, _inlined(" ".join(cjk_bigrams(w)))) for w in phrases
     )
     if not queries:
-        return _scan(conditions, after, limit)
+        return conditions, None
     tsquery = queries[0]
     for more in queries[1:]:
         tsquery = tsquery.op("&&")(more)
-    vector: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
-    # As on SQLite, the newest RANKED matches that pass the filters are ranked.
-    matched = (
-        select(
-            pages.c.id.label("id"),
-            cast(-func.ts_rank(vector, tsquery), Double).label("sort_key"),
-        )
-        .where(vector.op("@@")(tsquery), *conditions)
-        .order_by(pages.c.id.desc())
+    return [_PG_VECTOR_COLUMN.op("@@")(tsquery), *conditions], tsquery
+
+
+_PG_VECTOR_COLUMN: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
+
+
+def _postgres_text(
+    query: PageQuery, words: list[str], after: str | None, limit: int, *, walk: bool = True
+) -> Select[Any]:
+    """Best ts_rank first (negated, so that lower is better as on SQLite), then id, over the
+    stored ``search_vector`` (schema 8). Words of letters go through ``plainto_tsquery``; a CJK
+    word of two characters or more is the phrase of its bigrams (see
+    :mod:`topicrawl.storage.search_index`); the rest is scanned by ``LIKE``.
+
+    ``walk``: find the newest matches by walking the primary key backwards (the plan for
+    matches that are common among the rows passing the filters); else through the full-text
+    index (and the filters' indexes) first, sorting what they find by id (for rare ones).
+    """
+    conditions, tsquery = _postgres_matches(query, words)
+    if tsquery is None:
+        return _scan(conditions, after, limit)
+    # ``id + 0`` cannot be read from the primary key in order: the planner then has to find
+    # the matches through the indexes (a bitmap) and sort them (the newest RANKED kept).
+    newest = pages.c.id.desc() if walk else (pages.c.id + 0).desc()
+    # As on SQLite, the newest RANKED matches that pass the filters are ranked; ranked after
+    # the LIMIT (from the vectors they carry), so a sort of more matches ranks none of them.
+    newest_matches = (
+        select(pages.c.id.label("id"), _PG_VECTOR_COLUMN.label("vector"))
+        .where(*conditions)
+        .order_by(newest)
         .limit(RANKED)
-        .subquery("matched")
+        .subquery("newest")
     )
+    rank = cast(-func.ts_rank(newest_matches.c.vector, tsquery), Double)
+    matched = select(newest_matches.c.id, rank.label("sort_key")).subquery("matched")
     statement = select(matched.c.id, matched.c.sort_key)
     if after is not None:
         key, page_id = _decode_cursor(after, "t")
         statement = statement.where(tuple_(matched.c.sort_key, matched.c.id) > tuple_(key, page_id))
     return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
+
+
+async def _postgres_walks(connection: AsyncConnection, query: PageQuery, words: list[str]) -> bool:
+    """Whether the newest matches are found faster by walking the primary key backwards than
+    through the indexes: when the planner expects at least :data:`_WALK_MATCHES` rows to match.
+
+    PostgreSQL's own choice between the two plans was wrong for a match rare among the
+    rows that pass a filter, or a CJK phrase: it walked until it had the newest RANKED
+    matches, through most of a 1,000,000-row table (384-564 ms; see
+    benchmarks/dashboard/README.md). Its estimate of how many rows match (an EXPLAIN, no
+    rows read) is good enough to choose by.
+    """
+    conditions, tsquery = _postgres_matches(query, words)
+    if tsquery is None:
+        return True
+    statement = select(pages.c.id).where(*conditions)
+    sql = statement.compile(dialect=connection.dialect, compile_kwargs={"literal_binds": True})
+    # Not text(): a colon in the user's (inlined, escaped) words would read as a parameter.
+    plan = (await connection.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {sql}")).scalar_one()
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    return float(plan[0]["Plan"]["Plan Rows"]) >= _WALK_MATCHES
 
 
 def _inlined(words: str) -> ColumnElement[Any]:
@@ -415,14 +457,15 @@ async def search_pages(
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
     words = fts_words(query.text or "")
-    # One row more than asked for tells whether there is a next page.
-    if not words:
-        kind, statement = "n", _newest(query, after, limit + 1)
-    elif engine.dialect.name == "sqlite":
-        kind, statement = "t", _sqlite_text(query, words, after, limit + 1)
-    else:
-        kind, statement = "t", _postgres_text(query, words, after, limit + 1)
     async with engine.connect() as connection:
+        # One row more than asked for tells whether there is a next page.
+        if not words:
+            kind, statement = "n", _newest(query, after, limit + 1)
+        elif engine.dialect.name == "sqlite":
+            kind, statement = "t", _sqlite_text(query, words, after, limit + 1)
+        else:
+            walk = await _postgres_walks(connection, query, words)
+            kind, statement = "t", _postgres_text(query, words, after, limit + 1, walk=walk)
         keys = (await connection.execute(statement)).all()
         more = len(keys) > limit
         keys = keys[:limit]
