@@ -191,6 +191,19 @@ async def test_postgres_finds_the_same_by_either_plan(
     assert [sum(map(len, batches)) for batches in found[0]] == [30, 8, 10]
 
 
+async def test_postgres_indexes_pages_by_status(url: str, reader: AsyncEngine) -> None:
+    await store(url, [page(1)])
+
+    async with reader.connect() as connection:
+        names = await connection.run_sync(
+            lambda sync: {index["name"] for index in inspect(sync).get_indexes("pages")}
+        )
+
+    # Schema 13: a status filter narrows a text search by index (SQLite: ix_pages_filters).
+    expected = "ix_pages_filters" if reader.dialect.name == "sqlite" else "ix_pages_status_id"
+    assert expected in names
+
+
 async def test_like_wildcards_in_short_words_are_literal(url: str, reader: AsyncEngine) -> None:
     if not url.endswith(".db"):
         pytest.skip("PostgreSQL's parser drops the punctuation of words: no LIKE involved")

@@ -62,7 +62,11 @@ from topicrawl.storage.schema import (
     runs,
     schema_version,
 )
-from topicrawl.storage.search_index import add_search_vector, create_search_index
+from topicrawl.storage.search_index import (
+    add_search_vector,
+    add_status_index,
+    create_search_index,
+)
 
 __all__ = [
     "LATEST_VERSION",
@@ -293,6 +297,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         create_tables(*PARSER_TABLES),
     ),
     Migration(12, "video pages: page_media (class and media URLs)", create_tables(*VIDEO_TABLES)),
+    Migration(13, "dashboard search (PostgreSQL): pages indexed by status", add_status_index),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
