@@ -403,7 +403,7 @@ def _postgres_text(
         .subquery("newest")
     )
     ranked = pages.alias("ranked")
-    vector = literal_column(f"ranked.{PG_VECTOR}")
+    vector: ColumnElement[Any] = literal_column(f"ranked.{PG_VECTOR}")
     matched = (
         select(ranked.c.id, cast(-func.ts_rank(vector, tsquery), Double).label("sort_key"))
         .join_from(newest_matches, ranked, ranked.c.id == newest_matches.c.id)
