@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.core.models import Page
 from topicrawl.storage import MIGRATIONS, SqlStorage
-from topicrawl.storage import search as search_module
 from topicrawl.storage.migrations import migrate
 from topicrawl.storage.schema import PAGE_TOPIC_COLUMNS, PAGE_TOPIC_INDEXES
 from topicrawl.storage.search import InvalidCursor, PageQuery, PageSummary, search_pages
@@ -161,34 +160,6 @@ async def test_filter_values_are_never_query_syntax(
         assert found == []
     listed, _ = await search_pages(reader, PageQuery(text="apples"))  # the table is still there
     assert len(listed) == 2
-
-
-async def test_postgres_finds_the_same_by_either_plan(
-    url: str, reader: AsyncEngine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if reader.dialect.name == "sqlite":
-        pytest.skip("PostgreSQL chooses between two plans by its estimate of the matches")
-    pages = [
-        page(n, status=404 if n % 4 == 1 else 200, text=f"服务器 thread {'safe' * (n % 2)} {n}")
-        for n in range(30)
-    ]
-    await store(url, pages)
-    queries = [
-        PageQuery(text="thread"),
-        PageQuery(text="thread safe", status=404),
-        PageQuery(text="服务器", host="host1.test"),
-    ]
-
-    found: dict[int, list[list[list[str]]]] = {}
-    for walk_from in (0, 10**9):  # every search walks the key / none does
-        monkeypatch.setattr(search_module, "_WALK_MATCHES", walk_from)
-        found[walk_from] = [
-            [[s.url for s in batch] for batch in await every_page(reader, q, limit=4)]
-            for q in queries
-        ]
-
-    assert found[0] == found[10**9]
-    assert [sum(map(len, batches)) for batches in found[0]] == [30, 8, 10]
 
 
 async def test_postgres_indexes_pages_by_status(url: str, reader: AsyncEngine) -> None:

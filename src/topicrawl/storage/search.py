@@ -57,7 +57,7 @@ from sqlalchemy import (
     text,
     tuple_,
 )
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.ext.compiler import compiles
 
 from topicrawl.storage.schema import pages
@@ -84,7 +84,6 @@ MAX_LIMIT = 500
 _FILTER_COLUMNS = ("host", "status", "relevance", "run_id", "topic", "fetched_at")
 RANKED = 2_000
 """Matches a text search ranks: the newest this many that pass the filters."""
-_WALK_MATCHES = 20 * RANKED  # PostgreSQL: expected matches from which the key is walked
 _WORK_MEM = "32MB"  # PostgreSQL: work_mem of a text search's transaction
 _SNIPPET = 200  # characters of text around the first match
 _TRIGRAM = 3
@@ -375,30 +374,28 @@ _PG_VECTOR_COLUMN: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
 
 
 def _postgres_text(
-    query: PageQuery, words: list[str], after: str | None, limit: int, *, walk: bool = True
+    query: PageQuery, words: list[str], after: str | None, limit: int
 ) -> Select[Any]:
     """Best ts_rank first (negated, so that lower is better as on SQLite), then id, over the
     stored ``search_vector`` (schema 8). Words of letters go through ``plainto_tsquery``; a CJK
     word of two characters or more is the phrase of its bigrams (see
     :mod:`topicrawl.storage.search_index`); the rest is scanned by ``LIKE``.
 
-    ``walk``: find the newest matches by walking the primary key backwards (the plan for
-    matches that are common among the rows passing the filters); else through the full-text
-    index (and the filters' indexes) first, sorting what they find by id (for rare ones).
+    The planner finds the newest matches either by walking the primary key backwards (a
+    common match) or through the index bitmaps of the words and the filters, sorting the ids
+    found (a rare one); on 1,000,000 rows its choice was the faster one for every search of
+    benchmarks/dashboard (forcing the other: 3-8x slower), so it is left to it.
     """
     conditions, tsquery = _postgres_matches(query, words)
     if tsquery is None:
         return _scan(conditions, after, limit)
-    # ``id + 0`` cannot be read from the primary key in order: the planner then has to find
-    # the matches through the indexes (a bitmap) and sort them (the newest RANKED kept).
-    newest = pages.c.id.desc() if walk else (pages.c.id + 0).desc()
     # As on SQLite, the newest RANKED matches that pass the filters are ranked. Only their ids
     # are sorted (vectors carried through the sort of 18,000 matches spilled 62 MB to disk),
     # and only they are ranked, after the LIMIT: their vectors are read again by id.
     newest_matches = (
         select(pages.c.id.label("id"))
         .where(*conditions)
-        .order_by(newest)
+        .order_by(pages.c.id.desc())
         .limit(RANKED)
         .subquery("newest")
     )
@@ -414,28 +411,6 @@ def _postgres_text(
         key, page_id = _decode_cursor(after, "t")
         statement = statement.where(tuple_(matched.c.sort_key, matched.c.id) > tuple_(key, page_id))
     return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
-
-
-async def _postgres_walks(connection: AsyncConnection, query: PageQuery, words: list[str]) -> bool:
-    """Whether the newest matches are found faster by walking the primary key backwards than
-    through the indexes: when the planner expects at least :data:`_WALK_MATCHES` rows to match.
-
-    PostgreSQL's own choice between the two plans was wrong for a match rare among the
-    rows that pass a filter, or a CJK phrase: it walked until it had the newest RANKED
-    matches, through most of a 1,000,000-row table (384-564 ms; see
-    benchmarks/dashboard/README.md). Its estimate of how many rows match (an EXPLAIN, no
-    rows read) is good enough to choose by.
-    """
-    conditions, tsquery = _postgres_matches(query, words)
-    if tsquery is None:
-        return True
-    statement = select(pages.c.id).where(*conditions)
-    sql = statement.compile(dialect=connection.dialect, compile_kwargs={"literal_binds": True})
-    # Not text(): a colon in the user's (inlined, escaped) words would read as a parameter.
-    plan = (await connection.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {sql}")).scalar_one()
-    if isinstance(plan, str):
-        plan = json.loads(plan)
-    return float(plan[0]["Plan"]["Plan Rows"]) >= _WALK_MATCHES
 
 
 def _inlined(words: str) -> ColumnElement[Any]:
@@ -475,8 +450,7 @@ async def search_pages(
             # the topic filter's lossy: 33,000 rows read to find 12,000 on 1,000,000 rows, 3x
             # the work) and for the sorts; for this search's transaction only.
             await connection.exec_driver_sql(f"SET LOCAL work_mem = '{_WORK_MEM}'")
-            walk = await _postgres_walks(connection, query, words)
-            kind, statement = "t", _postgres_text(query, words, after, limit + 1, walk=walk)
+            kind, statement = "t", _postgres_text(query, words, after, limit + 1)
         keys = (await connection.execute(statement)).all()
         more = len(keys) > limit
         keys = keys[:limit]
