@@ -384,7 +384,7 @@ def _postgres_text(
     The planner finds the newest matches either by walking the primary key backwards (a
     common match) or through the index bitmaps of the words and the filters, sorting the ids
     found (a rare one); on 1,000,000 rows its choice was the faster one for every search of
-    benchmarks/dashboard (forcing the other: 3-8x slower), so it is left to it.
+    benchmarks/dashboard (forcing the other: 2.5-5x slower), so it is left to it.
     """
     conditions, tsquery = _postgres_matches(query, words)
     if tsquery is None:
