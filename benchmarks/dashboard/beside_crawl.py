@@ -178,7 +178,8 @@ def main() -> None:
             print(
                 f"round {index + 1} {'dashboard' if with_dashboard else 'alone    '}: "
                 f"{outcome.run.pages} pages in {outcome.run.seconds:.1f} s = "
-                f"{outcome.run.rate:.1f} pages/s{poll} "
+                f"{outcome.run.rate:.1f} pages/s, crawl CPU "
+                f"{1000 * outcome.run.cpu / max(1, outcome.run.pages):.2f} ms/page{poll} "
                 f"(load {outcome.run.load[0]:.1f} -> {outcome.run.load[1]:.1f})",
                 flush=True,
             )
@@ -188,6 +189,23 @@ def main() -> None:
         f"median pages/s: alone {alone:.1f}, with the dashboard polled {beside:.1f} "
         f"= {beside / alone:.1%} of alone"
     )
+    # Each round's two crawls ran back to back, so their ratio is less moved by the load
+    # drifting over the whole run than the medians above.
+    ratios = [
+        outcomes[2 * i + (1 if i % 2 == 0 else 0)].run.rate
+        / outcomes[2 * i + (0 if i % 2 == 0 else 1)].run.rate
+        for i in range(args.rounds)
+    ]
+    geometric = statistics.geometric_mean(ratios)
+    listed = ", ".join(f"{r:.0%}" for r in ratios)
+    print(f"per round, with / alone: {listed}; geometric mean {geometric:.1%}")
+    cpu = {
+        flag: statistics.median(
+            o.run.cpu / max(1, o.run.pages) * 1000 for o in outcomes if o.with_dashboard is flag
+        )
+        for flag in (False, True)
+    }
+    print(f"crawl CPU ms/page (median): alone {cpu[False]:.2f}, with the dashboard {cpu[True]:.2f}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ recorded seconds, so start-up is left out) with the median of the repeats:
 - ``default``: this branch as it ships (full-text index and triggers, a sample every 2 s);
 - ``no-fts``: the full-text index and its triggers dropped from the fresh database first;
 - ``no-samples``: ``TOPICRAWL_STORAGE__SAMPLES_INTERVAL=0``;
-- ``metrics``: ``--metrics-port`` with this script scraping it every second.
+- ``metrics``: ``--metrics-port`` with this script scraping it every second;
+- ``focused`` / ``shark`` (topic :data:`docs_crawl.TOPIC`): each page's link priorities kept
+  (``pages.link_scores``, the default), and ``focused-no-scores`` / ``shark-no-scores`` the
+  same crawl with ``TOPICRAWL_STORAGE__LINK_SCORES=false``: what keeping them costs.
 
     python benchmarks/dashboard/crawl_cost.py --repeat 3 --max-pages 3000
 """
@@ -31,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs_crawl import free_port, make_schema, run_crawl
 
 VARIANTS = ("main", "default", "no-fts", "no-samples", "metrics")
+SCORING = ("focused", "focused-no-scores", "shark", "shark-no-scores")
 
 
 def _prepare_without_fts(db: Path) -> None:
@@ -60,6 +64,9 @@ def crawl(variant: str, *, max_pages: int, main_src: Path) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="obs-crawl-") as tmp:
         db = Path(tmp) / "crawl.db"
         env = {"TOPICRAWL_STORAGE__SAMPLES_INTERVAL": "0"} if variant == "no-samples" else {}
+        if variant.endswith("-no-scores"):
+            env["TOPICRAWL_STORAGE__LINK_SCORES"] = "false"
+        strategy = variant.split("-", maxsplit=1)[0] if variant in SCORING else "bfs"
         if variant == "no-fts":
             _prepare_without_fts(db)
         extra: list[str] = []
@@ -75,15 +82,19 @@ def crawl(variant: str, *, max_pages: int, main_src: Path) -> dict[str, float]:
             if variant == "main":
                 run = run_crawl(db, max_pages, src=main_src, env=env, extra=extra)
             else:
-                run = run_crawl(db, max_pages, env=env, extra=extra)
+                run = run_crawl(db, max_pages, env=env, extra=extra, strategy=strategy)
         finally:
             stop.set()
             if scraper is not None:
                 scraper.join()
         samples = 0
+        scores_bytes = 0
         if variant != "main":
             with sqlite3.connect(db) as connection:
                 samples = connection.execute("SELECT count(*) FROM run_samples").fetchone()[0]
+                scores_bytes = connection.execute(
+                    "SELECT coalesce(sum(length(link_scores)), 0) FROM pages"
+                ).fetchone()[0]
         return {
             "pages": run.pages,
             "seconds": run.seconds,
@@ -92,6 +103,8 @@ def crawl(variant: str, *, max_pages: int, main_src: Path) -> dict[str, float]:
             "load": run.load[0],
             "samples": samples,
             "scrapes": scrapes[0],
+            "scores_bytes": scores_bytes,
+            "cpu_ms_per_page": 1000 * run.cpu / max(1, run.pages),
         }
 
 
@@ -100,7 +113,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--max-pages", type=int, default=3000)
     parser.add_argument("--main-src", type=Path, default=Path("/work/main/src"))
-    parser.add_argument("--only", default=",".join(VARIANTS))
+    parser.add_argument("--only", default=",".join(VARIANTS), help=f"also: {', '.join(SCORING)}")
     parser.add_argument("--out", type=Path, default=None, help="JSON file of every run")
     args = parser.parse_args()
     variants = [v for v in args.only.split(",") if v]
@@ -112,23 +125,25 @@ def main() -> None:
             print(
                 f"round {round_number + 1} {variant:10s} {result['pages']:.0f} pages "
                 f"{result['pages_per_s']:6.1f} pages/s  load {result['load']:.1f}  "
-                f"samples {result['samples']:.0f} scrapes {result['scrapes']:.0f}",
+                f"samples {result['samples']:.0f} scrapes {result['scrapes']:.0f}  "
+                f"link_scores {result['scores_bytes'] / max(1, result['pages']):.0f} B/page  "
+                f"CPU {result['cpu_ms_per_page']:.2f} ms/page",
                 flush=True,
             )
     print()
-    print("| variant | pages/s (each run) | median | vs main |")
-    print("|---|---|---|---|")
-    reference = (
-        statistics.median(r["pages_per_s"] for r in results.get("main", []))
-        if ("main" in results)
-        else None
-    )
+    print("| variant | pages/s (each run) | median | vs reference | CPU ms/page (median) |")
+    print("|---|---|---|---|---|")
+    medians = {
+        variant: statistics.median(r["pages_per_s"] for r in runs)
+        for variant, runs in results.items()
+    }
     for variant, runs in results.items():
-        rates = [r["pages_per_s"] for r in runs]
-        median = statistics.median(rates)
-        ratio = f"{median / reference:.0%}" if reference else "-"
-        listed = ", ".join(f"{rate:.0f}" for rate in rates)
-        print(f"| {variant} | {listed} | {median:.0f} | {ratio} |")
+        # A scoring variant keeping link scores is compared with the same crawl without them.
+        reference = medians.get(f"{variant}-no-scores" if variant in SCORING else "main")
+        ratio = f"{medians[variant] / reference:.0%}" if reference else "-"
+        listed = ", ".join(f"{r['pages_per_s']:.0f}" for r in runs)
+        cpu = statistics.median(r["cpu_ms_per_page"] for r in runs)
+        print(f"| {variant} | {listed} | {medians[variant]:.0f} | {ratio} | {cpu:.2f} |")
     if args.out is not None:
         args.out.write_text(json.dumps(results, indent=2))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import socket
 import sqlite3
 import subprocess
@@ -23,17 +24,20 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SEED = "http://127.0.0.11:8080/index.html"
+TOPIC = "concurrent thread lock executor"  # for the scoring strategies
 DOCSWEB = Path(os.environ.get("DOCSWEB_SH", "/work/shared/bench/docsweb.sh"))
 
 
 @dataclass(frozen=True)
 class CrawlRun:
-    """One crawl's numbers: pages, the run's own seconds, wall seconds, load before and after."""
+    """One crawl's numbers: pages, the run's own seconds, wall seconds, load before and after,
+    and the CPU seconds (user + system) the crawl process used."""
 
     pages: int
     seconds: float
     wall: float
     load: tuple[float, float]
+    cpu: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -64,7 +68,10 @@ def make_schema(db: Path) -> None:
     asyncio.run(make())
 
 
-def crawl_argv(db: Path, max_pages: int, extra: Sequence[str] = ()) -> list[str]:
+def crawl_argv(
+    db: Path, max_pages: int, extra: Sequence[str] = (), *, strategy: str = "bfs"
+) -> list[str]:
+    topic = [] if strategy == "bfs" else ["--topic", TOPIC]
     return [
         sys.executable,
         "-m",
@@ -73,7 +80,8 @@ def crawl_argv(db: Path, max_pages: int, extra: Sequence[str] = ()) -> list[str]
         "--seed",
         SEED,
         "--strategy",
-        "bfs",
+        strategy,
+        *topic,
         "--max-pages",
         str(max_pages),
         "--concurrency",
@@ -96,13 +104,16 @@ def run_crawl(
     src: Path = SRC,
     env: Mapping[str, str] | None = None,
     extra: Sequence[str] = (),
+    strategy: str = "bfs",
 ) -> CrawlRun:
-    """Crawl into ``db`` with the code under ``src``; exits when the crawl fails."""
+    """Crawl into ``db`` with the code under ``src`` (a strategy other than bfs gets the topic
+    :data:`TOPIC`); exits when the crawl fails."""
     environment = {**os.environ, **(env or {}), "PYTHONPATH": str(src)}
     before = os.getloadavg()[0]
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.run(
-        crawl_argv(db, max_pages, extra),
+        crawl_argv(db, max_pages, extra, strategy=strategy),
         env=environment,
         check=False,
         stdout=subprocess.DEVNULL,
@@ -110,11 +121,17 @@ def run_crawl(
         timeout=1800,
     )
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - used.ru_utime) + (after.ru_stime - used.ru_stime)
     if process.returncode != 0:
         sys.exit(f"crawl failed ({process.returncode}): {process.stderr.decode()[-2000:]}")
     with sqlite3.connect(db) as connection:
         (stats,) = connection.execute("SELECT stats FROM runs ORDER BY id DESC").fetchone()
     reported = json.loads(stats)
     return CrawlRun(
-        int(reported["pages"]), float(reported["seconds"]), wall, (before, os.getloadavg()[0])
+        int(reported["pages"]),
+        float(reported["seconds"]),
+        wall,
+        (before, os.getloadavg()[0]),
+        cpu,
     )

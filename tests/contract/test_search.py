@@ -149,6 +149,32 @@ async def test_words_are_never_query_syntax(url: str, reader: AsyncEngine, words
     assert len(listed) == 2
 
 
+@pytest.mark.parametrize("value", ["x'); DROP TABLE pages; --", "a:b :name $1 %(x)s %", "\\'"])
+async def test_filter_values_are_never_query_syntax(
+    url: str, reader: AsyncEngine, value: str
+) -> None:
+    await store(url, [page(1, text="apples here"), page(2, text="apples there")])
+
+    for query in (PageQuery(text="apples", host=value), PageQuery(text="apples", topic=value)):
+        found, _ = await search_pages(reader, query)
+        assert found == []
+    listed, _ = await search_pages(reader, PageQuery(text="apples"))  # the table is still there
+    assert len(listed) == 2
+
+
+async def test_postgres_indexes_pages_by_status(url: str, reader: AsyncEngine) -> None:
+    await store(url, [page(1)])
+
+    async with reader.connect() as connection:
+        names = await connection.run_sync(
+            lambda sync: {index["name"] for index in inspect(sync).get_indexes("pages")}
+        )
+
+    # Schema 13: a status filter narrows a text search by index (SQLite: ix_pages_filters).
+    expected = "ix_pages_filters" if reader.dialect.name == "sqlite" else "ix_pages_status_id"
+    assert expected in names
+
+
 async def test_like_wildcards_in_short_words_are_literal(url: str, reader: AsyncEngine) -> None:
     if not url.endswith(".db"):
         pytest.skip("PostgreSQL's parser drops the punctuation of words: no LIKE involved")

@@ -9,11 +9,15 @@ from typing import Any
 
 import asyncpg
 import pytest
+from sqlalchemy import select
 
 from topicrawl.core.errors import StorageError
-from topicrawl.core.models import ErrorKind, FetchFailure, Link, Page
+from topicrawl.core.models import ErrorKind, FetchFailure, Link, LinkScore, Page
 from topicrawl.core.protocols import Storage
 from topicrawl.storage import SqlStorage
+from topicrawl.storage.link_scores import decode_link_scores
+from topicrawl.storage.schema import pages
+from topicrawl.storage.target import create_engine, parse_target
 
 Factory = Callable[..., SqlStorage]
 
@@ -378,6 +382,34 @@ async def test_bodies_are_kept_only_when_asked(make_storage: Factory) -> None:
     await plain.open()
     await plain.save_page(make_page(3), run_id=1, body=body, headers=headers)
     assert [a.body async for a in plain.iter_archived()][-1] is None
+
+
+async def test_link_priorities_are_kept_unless_turned_off(
+    make_storage: Factory, storage_url: str
+) -> None:
+    scores = (LinkScore("https://example.org/page/2", 0.75, {"anchor": 0.5}),)
+    stored: dict[bool, str | None] = {}
+    for keep in (True, False):
+        storage = make_storage(keep_link_scores=keep)
+        await storage.open()
+        page = make_page(1 if keep else 3, link_scores=scores)
+        await storage.save_page(page, run_id=1)
+        await storage.close()
+        engine = create_engine(parse_target(storage_url), busy_timeout=5.0, connect_timeout=10.0)
+        try:
+            async with engine.connect() as connection:
+                stored[keep] = (
+                    await connection.execute(
+                        select(pages.c.link_scores).where(pages.c.url == page.url)
+                    )
+                ).scalar_one()
+        finally:
+            await engine.dispose()
+
+    assert stored[False] is None
+    assert decode_link_scores(stored[True], make_page(1).links) == {
+        "https://example.org/page/2": scores[0]
+    }
 
 
 async def test_storages_opened_together_migrate_once(make_storage: Factory) -> None:

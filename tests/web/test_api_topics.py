@@ -7,11 +7,13 @@ import asyncio
 import urllib.parse
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from tests.web.support import LiveDashboard, live_dashboard
+from tests.web.support import LiveDashboard, crawl_demo, live_dashboard
 from tests.web.test_api_security import get
 from topicrawl.cli.app import app as cli_app
+from topicrawl.demoweb import DemoWebServer
 from topicrawl.storage import MIGRATIONS, SqlStorage
 from topicrawl.storage.migrations import migrate
 from topicrawl.storage.target import WRITE_OPTION, create_engine, parse_target
@@ -50,6 +52,27 @@ def test_page_detail_gives_the_priority_of_links_fetched_or_not(
         assert {"anchor", "block", "inherited"} <= set(link["scored"]["reasons"]), link
         assert isinstance(link["scored"]["score"], float)
     # Also links never fetched (their priority is known nowhere else), not only fetched ones.
+    assert any(link["fetched"] is None for link in scored)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "components"),
+    [("shark", {"anchor", "context", "inherited", "page"}), ("best-first", {"page"})],
+)
+def test_shark_and_best_first_crawls_show_their_link_priorities(
+    tmp_path: Path, demo_server: DemoWebServer, strategy: str, components: set[str]
+) -> None:
+    db = tmp_path / "crawl.db"
+    crawl_demo(demo_server, db, strategy=strategy, max_pages=15)
+
+    with live_dashboard(db) as live:
+        pages = get(live.base + "/api/pages?limit=15").json()["pages"]
+        details = [get(live.base + f"/api/pages/{p['id']}").json() for p in pages]
+
+    scored = [link for d in details for link in d["outlinks"] if link["scored"] is not None]
+    assert sum(d["outlinks_scored"] for d in details) >= len(scored) > 0
+    for link in scored:
+        assert set(link["scored"]["reasons"]) == components, link
     assert any(link["fetched"] is None for link in scored)
 
 

@@ -280,6 +280,13 @@ class StorageSettings(_Section):
             " then it is retried on a new connection, as after a lost one."
         ),
     )
+    link_scores: bool = Field(
+        True,
+        description=(
+            "Keep each page's link priorities and their component scores (the best 300 links,"
+            " in the page's row; shown by the dashboard's page view)."
+        ),
+    )
     samples_interval: float = Field(
         2.0,
         ge=0,

@@ -277,6 +277,7 @@ async def open_crawl(
         batch_size=settings.storage.batch_size,
         flush_interval=settings.storage.flush_interval,
         keep_body=settings.storage.keep_body,
+        keep_link_scores=settings.storage.link_scores,
         retries=storage_retries,
         attempt_timeout=settings.storage.attempt_timeout,
     )

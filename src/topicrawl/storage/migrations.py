@@ -63,7 +63,11 @@ from topicrawl.storage.schema import (
     runs,
     schema_version,
 )
-from topicrawl.storage.search_index import add_search_vector, create_search_index
+from topicrawl.storage.search_index import (
+    add_search_vector,
+    add_status_index,
+    create_search_index,
+)
 
 __all__ = [
     "LATEST_VERSION",
@@ -299,6 +303,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "seed 004 as one system: videos, their tiers, every revisit",
         create_tables(*SYSTEM_TABLES),
     ),
+    Migration(14, "dashboard search (PostgreSQL): pages indexed by status", add_status_index),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -136,6 +136,9 @@ class SqlStorage:
         flush_interval: seconds between background writes of a partial batch.
         keep_body: keep each page's raw body (zlib-compressed) and response headers, as passed
             to :meth:`save_page`; WARC export writes them as ``response`` records.
+        keep_link_scores: keep each page's link priorities (``Page.link_scores``, the best
+            :data:`~topicrawl.storage.link_scores.MAX_LINKS`) in its row, for the dashboard;
+            False stores none (NULL).
         busy_timeout: seconds a SQLite writer waits for another process's lock before
             :class:`~topicrawl.core.errors.DatabaseLocked`.
         connect_timeout: seconds to connect to PostgreSQL.
@@ -169,6 +172,7 @@ class SqlStorage:
         batch_size: int = 200,
         flush_interval: float = 1.0,
         keep_body: bool = False,
+        keep_link_scores: bool = True,
         busy_timeout: float = 5.0,
         connect_timeout: float = 10.0,
         command_timeout: float | None = 300.0,
@@ -188,6 +192,7 @@ class SqlStorage:
         self._batch_size = batch_size
         self._flush_interval = flush_interval
         self._keep_body = keep_body
+        self._keep_link_scores = keep_link_scores
         self._busy_timeout = busy_timeout
         self._connect_timeout = connect_timeout
         self._command_timeout = command_timeout
@@ -465,6 +470,8 @@ class SqlStorage:
         if self._buffer.page_count >= self._max_buffered:
             await self.flush()
         keep = self._keep_body
+        if page.link_scores and not self._keep_link_scores:
+            page = dataclasses.replace(page, link_scores=())
         entry = pending_page(
             page,
             run_id=run_id,

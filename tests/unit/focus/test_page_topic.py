@@ -61,3 +61,36 @@ def test_other_strategies_with_topics_file_the_page_too(name: str) -> None:
 def test_bfs_without_topics_files_nothing() -> None:
     result = make_strategy("bfs", topics=[]).on_page(_page("http://a.test/", "words", ()))
     assert result.topic is None
+
+
+@pytest.mark.parametrize(
+    ("name", "components"),
+    [("best-first", {"page"}), ("shark", {"anchor", "context", "inherited", "page"})],
+)
+def test_best_first_and_shark_give_each_links_priority_too(name: str, components: set[str]) -> None:
+    strategy = make_strategy(name, topics=["web crawler, spider", "cooking recipe, soup"])
+    links = tuple(
+        Link(url=f"http://a.test/{n}", anchor=anchor, block=n % 2)
+        for n, anchor in enumerate(["tomato soup recipe", "contact", "tomato soup recipe"])
+    )
+    page = _page("http://a.test/", "cooking soup: a recipe for soup", links)
+
+    result = strategy.on_page(page)
+
+    queued = {request.url: request for request in result.requests}
+    scored = {s.url: s for s in result.link_scores}
+    assert set(scored) == set(queued) == {link.url for link in links}
+    for url, score in scored.items():
+        assert score.score == queued[url].score
+        assert set(score.reasons) == components
+    if name == "shark":  # the anchor counts: a recipe link ranks above "contact"
+        assert scored["http://a.test/0"].score > scored["http://a.test/1"].score
+
+
+def test_bfs_gives_no_link_priorities() -> None:
+    strategy = make_strategy("bfs", topics=["web crawler, spider"])
+    links = (Link(url="http://a.test/1", anchor="web crawler", block=0),)
+
+    result = strategy.on_page(_page("http://a.test/", "a web crawler", links))
+
+    assert result.link_scores == ()

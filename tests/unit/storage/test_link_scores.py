@@ -69,9 +69,51 @@ def test_long_urls_and_non_finite_numbers_are_not_stored_as_such() -> None:
     assert encode_link_scores([], ()) is None
 
 
+def test_numbers_too_large_to_store_exactly_read_back_as_missing() -> None:
+    links = _links("http://a.test/1")
+    scores = [LinkScore("http://a.test/1", 1e300, {"anchor": -1e300, "block": -0.00004})]
+
+    decoded = decode_link_scores(encode_link_scores(scores, links), links)
+
+    assert math.isnan(decoded["http://a.test/1"].score)
+    assert decoded["http://a.test/1"].reasons == {"block": -0.0}
+
+
+def test_hostile_urls_and_names_stay_strings() -> None:
+    url = 'http://a.test/"],[1,2],["-4611686018427387904NaN'
+    scores = [LinkScore(url, 0.5, {'x"],[': 0.25})]
+
+    raw = encode_link_scores(scores, ())
+
+    assert raw is not None
+    assert decode_link_scores(raw, ()) == {url: LinkScore(url, 0.5, {'x"],[': 0.25})}
+
+
+def test_values_written_before_the_scale_read_as_they_were() -> None:
+    links = _links("http://a.test/1")
+    raw = '{"names":["anchor","block"],"links":[[0,0.1235,0.5,null],["http://b.test/",1,null,2]]}'
+
+    decoded = decode_link_scores(raw, links)
+
+    assert decoded == {
+        "http://a.test/1": LinkScore("http://a.test/1", 0.1235, {"anchor": 0.5}),
+        "http://b.test/": LinkScore("http://b.test/", 1.0, {"block": 2.0}),
+    }
+
+
 @pytest.mark.parametrize(
     "raw",
-    [None, "", "not json", "[]", '{"names": 1}', '{"links": [[0]]}', '{"names": [], "links": 5}'],
+    [
+        None,
+        "",
+        "not json",
+        "[]",
+        '{"names": 1}',
+        '{"links": [[0]]}',
+        '{"names": [], "links": 5}',
+        '{"names": [], "scale": 0, "links": [[0, 1]]}',
+        '{"names": [], "scale": "x", "links": [[0, 1]]}',
+    ],
 )
 def test_what_this_module_did_not_write_reads_as_nothing(raw: str | None) -> None:
     assert decode_link_scores(raw, _links("http://a.test/")) == {}

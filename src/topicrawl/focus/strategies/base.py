@@ -10,7 +10,14 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from topicrawl.core.models import FetchFailure, Link, Page, Request, StrategyResult
+from topicrawl.core.models import (
+    FetchFailure,
+    Link,
+    LinkScore,
+    Page,
+    Request,
+    StrategyResult,
+)
 from topicrawl.core.protocols import TextAnalyzer
 from topicrawl.focus.links import (
     block_texts,
@@ -55,6 +62,12 @@ def _scorer(topics: Sequence[TopicProfile], options: StrategyOptions) -> TopicSc
 def _topic_of(scorer: TopicScorer, relevance: Relevance) -> str:
     """The name of the topic a page is most about (stored as ``pages.topic``)."""
     return scorer.topics[relevance.topic].profile.name
+
+
+def _link_scores(requests: Iterable[Request]) -> tuple[LinkScore, ...]:
+    """Each request's priority and components, for the page's stored link scores (storage keeps
+    the best few hundred: storage.link_scores)."""
+    return tuple(LinkScore(r.url, r.score, r.reasons) for r in requests)
 
 
 def _score(scorer: TopicScorer, page: Page) -> tuple[Relevance, SparseVector]:
@@ -184,6 +197,7 @@ class BestFirstStrategy(_Scoring):
             requests,
             relevant=score >= self.options.threshold,
             topic=_topic_of(self.scorer, relevance),
+            link_scores=_link_scores(requests),
         )
 
 
@@ -240,4 +254,5 @@ class SharkStrategy(_Scoring):
             tuple(requests),
             relevant=similarity >= o.threshold,
             topic=_topic_of(self.scorer, relevance),
+            link_scores=_link_scores(requests),
         )

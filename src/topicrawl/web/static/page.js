@@ -26,7 +26,7 @@
     const reasons = TC.clear(document.querySelector("#page-reasons tbody"));
     for (const [k, v] of Object.entries(p.reasons)) reasons.append(TC.row([k, TC.num(v, 4)]));
     const scoredNote = data.outlinks_scored ? `; priorities as this page's strategy gave them, ${data.outlinks_scored} stored`
-      : data.outlinks_total ? "; no priorities stored with this page (not a focused crawl, or stored before schema 8): those of fetched links as fetched" : "";
+      : data.outlinks_total ? "; no priorities stored with this page (a bfs crawl, storage.link_scores off, or stored before schema 8): those of fetched links as fetched" : "";
     document.getElementById("outlinks-count").textContent = `(${data.outlinks.length} shown of ${data.outlinks_total}${scoredNote})`;
     const links = TC.clear(document.querySelector("#page-outlinks tbody"));
     for (const link of data.outlinks) {
