@@ -34,6 +34,7 @@ from topicrawl.cli.options import (
     MaxDepthOption,
     MetricsPortOption,
     PerHostOption,
+    RenderOption,
     SeedOption,
     SeedsFileOption,
     StrategyOption,
@@ -233,6 +234,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         ),
     ] = False,
     # -- end video --
+    render: RenderOption = None,
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     setup_logging(log_level)
@@ -255,6 +257,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
         include=include,
         exclude=exclude,
         db=db,
+        render=render,
     )
     if sitemaps:
         kwargs["sitemaps"] = True

@@ -41,6 +41,7 @@ from topicrawl.cli.options import (
     MaxDepthOption,
     MetricsPortOption,
     PerHostOption,
+    RenderOption,
     SeedOption,
     SeedsFileOption,
     StrategyOption,
@@ -153,6 +154,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     quiet: Annotated[bool, typer.Option(help="No progress lines, no summary line.")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
     metrics_port: MetricsPortOption = None,  # obs: issue 19
+    render: RenderOption = None,
 ) -> None:
     """Crawl as one worker of a distributed crawl (Redis frontier, PostgreSQL results).
 
@@ -176,6 +178,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
         include=include,
         exclude=exclude,
         db=db,
+        render=render,
     )
     put(kwargs, "frontier", {"lease_ttl": lease_ttl} if lease_ttl else None)
     dist = {

@@ -83,6 +83,15 @@ def read_seeds(seed: list[str] | None, seeds_file: Path | None) -> list[str]:
     return seeds
 
 
+RenderOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Render pages in Chromium before parsing: never (default), auto (script shells)"
+        " or always."
+    ),
+]
+
+
 def crawl_overrides(
     *,
     seeds: list[str],
@@ -98,6 +107,7 @@ def crawl_overrides(
     include: list[str] | None,
     exclude: list[str] | None,
     db: str | None,
+    render: str | None = None,
 ) -> dict[str, Any]:
     """Settings overrides for the options `crawl` and `worker` share."""
     kwargs: dict[str, Any] = {}
@@ -106,6 +116,7 @@ def crawl_overrides(
     put(kwargs, "strategy", strategy)
     put(kwargs, "max_pages", max_pages)
     put(kwargs, "concurrency", concurrency)
+    put(kwargs, "render", render)
     politeness: dict[str, Any] = {}
     put(politeness, "per_host", per_host)
     put(politeness, "delay", delay)
