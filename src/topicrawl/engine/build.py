@@ -583,9 +583,7 @@ async def _render_stage(
             raise BodyTooLarge(url, f"{len(raw):,} bytes, over the page's room of {max_bytes:,}")
         return Fetched(response.status, response.content_type, raw)
 
-    pool = BrowserPool(
-        settings=browser, fetch=fetch_resource, user_agent=settings.fetch.user_agent
-    )
+    pool = BrowserPool(settings=browser, fetch=fetch_resource, user_agent=settings.fetch.user_agent)
     stack.push_async_callback(pool.close)
     policy = RenderPolicy(
         mode=RenderMode(settings.render),

@@ -256,8 +256,10 @@ class BrowserPool:
         settings = self._settings
         if not await asyncio.to_thread(os.path.isfile, settings.executable):
             raise RenderFailed(
-                "", f"no Chromium at {settings.executable} (install it, e.g. apt-get install"
-                " chromium; never `playwright install`)", kind=ErrorKind.RENDER
+                "",
+                f"no Chromium at {settings.executable} (install it, e.g. apt-get install"
+                " chromium; never `playwright install`)",
+                kind=ErrorKind.RENDER,
             )
         try:
             if self._playwright is None:
@@ -394,7 +396,7 @@ class BrowserPool:
         try:
             async with asyncio.timeout(_CLOSE_GRACE):
                 await page.close(run_before_unload=False)
-        except Exception: - a page that will not close means a hung browser
+        except Exception:  # a page that will not close means a hung browser
             if not browser.broken and browser.browser.is_connected():
                 log.warning("a page did not close; replacing browser %d", browser.generation)
                 self.counts["browser/hung"] += 1
@@ -513,8 +515,10 @@ def _browser_pids() -> set[int]:
         for child in psutil.Process().children(recursive=True):
             with contextlib.suppress(psutil.Error):
                 cmdline = child.cmdline()
-                if cmdline and "chrom" in os.path.basename(cmdline[0]).lower() and not any(
-                    arg.startswith("--type=") for arg in cmdline
+                if (
+                    cmdline
+                    and "chrom" in os.path.basename(cmdline[0]).lower()
+                    and not any(arg.startswith("--type=") for arg in cmdline)
                 ):
                     found.add(child.pid)
     return found
