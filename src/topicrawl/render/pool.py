@@ -10,8 +10,9 @@ byte cap per request and per page, a time cap per request and a count per page. 
 away (``location = ...``) and frames are aborted. A page over its time cap fails.
 
 Containment: each page runs in one browser of the pool's. A renderer that crashes (also
-when its JavaScript heap passes ``heap_mb``) fails its page and the browser is replaced (the
-pages still rendering in the old one finish there first). A browser that dies, or a page
+when its JavaScript heap passes ``heap_mb``) or does not load and settle within
+``page_timeout`` (a script that never ends, a request that never answers) fails its page and
+the browser is replaced (the pages still rendering in the old one finish there first). A browser that dies, or a page
 that will not close after its cap (a hung renderer), is replaced at once; pages that were
 rendering in it are rendered again once in the new one (they were not at fault). The
 browser is also replaced every ``recycle_after`` renders, so its memory (Chromium's caches
@@ -109,6 +110,7 @@ class _PageState:
     loaded: int = 0
     aborted: int = 0
     bytes: int = 0
+    fetches: set[asyncio.Future[Fetched]] = field(default_factory=set)  # cancelled at the end
 
 
 class _BrowserGone(Exception):
@@ -334,6 +336,9 @@ class BrowserPool:
                 keep = True
         except TimeoutError as exc:
             self.counts["renders/timeout"] += 1
+            # Its renderer may be stuck in a script, and Chromium may give that renderer to
+            # the next page of the same site: new pages go to a new browser.
+            await self._replace_after(browser)
             raise RenderFailed(
                 url,
                 f"the page did not load and settle within {settings.page_timeout:g} s",
@@ -342,13 +347,15 @@ class BrowserPool:
         except Error as exc:
             if state.crashed:
                 self.counts["renders/crashed"] += 1
-                await self._replace_after_crash(browser)
+                await self._replace_after(browser)
                 raise RenderFailed(url, "the page crashed its renderer") from exc
             if browser.broken or not browser.browser.is_connected():
                 raise _BrowserGone(exc.message) from exc
             self.counts["renders/failed"] += 1
             raise RenderFailed(url, f"rendering failed: {exc.message[:300]}") from exc
         finally:
+            for fetching in list(state.fetches):
+                fetching.cancel()
             if tab is not None:
                 tab.state = None
                 if keep and not browser.retired:
@@ -385,8 +392,8 @@ class BrowserPool:
         await page.route("**/*", route)
         return tab
 
-    async def _replace_after_crash(self, browser: _Browser) -> None:
-        """Retire a browser one of whose renderers crashed (see the module doc)."""
+    async def _replace_after(self, browser: _Browser) -> None:
+        """Retire a browser one of whose renderers crashed or hung (see the module doc)."""
         async with self._lock:
             if self._current is browser:
                 await self._retire(browser)
@@ -455,15 +462,33 @@ class BrowserPool:
                 fetched = cached
                 self.counts["requests/cached"] += 1
             else:
-                async with asyncio.timeout(settings.resource_timeout):
-                    fetched = await self._fetch(url, state.url, room)
+                fetching = asyncio.ensure_future(self._fetch(url, state.url, room))
+                state.fetches.add(fetching)
+                try:
+                    async with asyncio.timeout(settings.resource_timeout):
+                        fetched = await fetching
+                finally:
+                    state.fetches.discard(fetching)
                 self.counts["requests/fetched"] += 1
                 if route.request.resource_type == "script":
                     self._remember(url, fetched)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            # The render ended (cap, crash) and cancelled its fetches: nobody wants this.
+            self.counts["requests/abandoned"] += 1
+            return
         except (FetchError, TimeoutError) as exc:
             self.counts["requests/failed"] += 1
             state.aborted += 1
             log.debug("script or XHR %s not loaded: %r", url[:200], exc)
+            await route.abort("failed")
+            return
+        except Exception:  # the fetch's own bug: reported, the request fails, the page goes on
+            log.exception("fetching %s for %s failed", url[:200], state.url[:200])
+            self.counts["requests/failed"] += 1
+            state.aborted += 1
             await route.abort("failed")
             return
         finally:
