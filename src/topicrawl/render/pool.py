@@ -12,11 +12,11 @@ away (``location = ...``) and frames are aborted. A page over its time cap fails
 Containment: each page runs in one browser of the pool's. A renderer that crashes (also
 when its JavaScript heap passes ``heap_mb``) or does not load and settle within
 ``page_timeout`` (a script that never ends, a request that never answers) fails its page and
-the browser is replaced (the pages still rendering in the old one finish there first). A browser that dies, or a page
-that will not close after its cap (a hung renderer), is replaced at once; pages that were
-rendering in it are rendered again once in the new one (they were not at fault). The
-browser is also replaced every ``recycle_after`` renders, so its memory (Chromium's caches
-and leaks over thousands of pages) stays flat.
+the browser is replaced (the pages still rendering in the old one finish there first). A
+browser that dies, or a page that will not close after its cap (a hung renderer), is
+replaced at once; pages that were rendering in it are rendered again once in the new one
+(they were not at fault). The browser is also replaced every ``recycle_after`` renders, so
+its memory (Chromium's caches and leaks over thousands of pages) stays flat.
 """
 
 from __future__ import annotations
