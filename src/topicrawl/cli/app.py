@@ -79,6 +79,12 @@ from topicrawl.cli.parsers import app as parsers_app  # noqa: E402
 
 app.add_typer(parsers_app, name="parsers")
 # -- end parsers --
+# -- seeds (helper s16-render) --
+from topicrawl.cli.seeds import SearxOption, checked_searx, search_or_exit  # noqa: E402
+from topicrawl.cli.seeds import app as seeds_app  # noqa: E402
+
+app.add_typer(seeds_app, name="seeds")
+# -- end seeds --
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = common.EXIT_CONFIG  # the exit codes, for the commands that import them from here
@@ -235,10 +241,24 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     ] = False,
     # -- end video --
     render: RenderOption = None,
+    seed_search: Annotated[
+        str | None,
+        typer.Option(help="Also seed from meta-search results for this query (needs --searx)."),
+    ] = None,
+    searx: SearxOption = None,
+    seed_search_limit: Annotated[
+        int, typer.Option(help="Meta-search seeds to take (the best by fused rank).")
+    ] = 20,
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     setup_logging(log_level)
     seeds = seeds_or_exit(seed, seeds_file)
+    if seed_search is not None:
+        url = checked_searx(searx, "--seed-search")
+        found = search_or_exit(url, seed_search, limit=seed_search_limit)
+        err.print(f"{len(found)} seeds from meta-search for {seed_search!r}")
+        seeds += [p.url for p in found if p.url not in seeds]
+        topic = topic or [seed_search]
     try:
         kg = kg_overrides(prefer_entity, prefer_entities, entity_radius)
     except ConfigError as exc:
