@@ -140,7 +140,7 @@ class SearchServer(ThreadedServer):
     """Serves :class:`DemoSearch` on ``host``:``port`` (0: any free port).
 
     ``faults`` makes it misbehave for tests: each request takes the next of them (``"429"``,
-    ``"500"``, ``"html"``, ``"truncated"``) until they run out, then answers normally.
+    ``"403"``, ``"500"``, ``"html"``, ``"truncated"``) until they run out, then answers normally.
     """
 
     thread_name = "demo-search"
@@ -183,6 +183,8 @@ class SearchServer(ThreadedServer):
                 return aioweb.Response(
                     status=429, text="Too Many Requests", headers={"Retry-After": "7"}
                 )
+            if fault == "403":
+                return aioweb.Response(status=403, text="Forbidden")
             if fault == "500":
                 return aioweb.Response(status=500, text="Internal Server Error")
             if fault == "html":

@@ -140,7 +140,9 @@ def _is_rank(value: object) -> bool:
 
 def _url(result: Mapping[str, Any]) -> str | None:
     url = result.get("url")
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or len(url) > 4096:
+    if not isinstance(url, str) or len(url) > 4096:
+        return None
+    if not url[:8].lower().startswith(("http://", "https://")):
         return None
     try:
         return canonicalize(url)

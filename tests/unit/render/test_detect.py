@@ -7,11 +7,19 @@ import pytest
 from topicrawl.render.detect import RenderMode, RenderPolicy, Signal, visible_chars
 
 AUTO = RenderPolicy(mode=RenderMode.AUTO)
-TEXT = b"<p>" + b"Threads share the heap of their process and synchronise on monitors. " * 20 + b"</p>"
+TEXT = (
+    b"<p>" + b"Threads share the heap of their process and synchronise on monitors. " * 20 + b"</p>"
+)
 
 
 def _page(body: bytes, head: bytes = b"<script src='/app.js'></script>") -> bytes:
-    return b"<!DOCTYPE html><html><head><title>t</title>" + head + b"</head><body>" + body + b"</body></html>"
+    return (
+        b"<!DOCTYPE html><html><head><title>t</title>"
+        + head
+        + b"</head><body>"
+        + body
+        + b"</body></html>"
+    )
 
 
 def test_an_empty_app_root_with_a_script_is_rendered() -> None:
@@ -44,7 +52,9 @@ def test_framework_markers_with_little_text_are_rendered(marker: bytes) -> None:
 
 
 def test_a_server_rendered_framework_page_with_its_text_is_not_rendered() -> None:
-    page = _page(b'<div id="__next">' + TEXT * 2 + b"</div>", b'<script id="__NEXT_DATA__">{}</script>')
+    page = _page(
+        b'<div id="__next">' + TEXT * 2 + b"</div>", b'<script id="__NEXT_DATA__">{}</script>'
+    )
     assert not AUTO.decide("http://a/", "text/html", page).render
 
 
