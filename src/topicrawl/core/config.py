@@ -486,7 +486,7 @@ class BrowserSettings(_Section):
         1_000,
         ge=0,
         le=10**6,
-        description="auto: the text bar with an empty app root, noscript hint or framework marker.",
+        description="auto: the text bar with an empty app root or a framework marker.",
     )
     site_rules: PatternSetting = Field(
         (), description="auto: URL regexes always rendered (a site rule)."

@@ -1,11 +1,12 @@
 """Whether a fetched page is a script shell that must run in a browser before it is parsed.
 
 Pure policy, no I/O: it looks at the bytes the fetch already holds. A page is a *script
-shell* when it has scripts and little of its own text, or an empty application root
-(``<div id="root"></div>``), or says it needs JavaScript (a ``<noscript>`` hint) with little
-text, or carries a client-side framework's markers (``__NEXT_DATA__``, ``ng-version``,
-``data-reactroot``, ``window.__NUXT__``...) with little text. A framework page that was
-rendered on the server has its text and is left alone: markers only raise the text bar.
+shell* when it has scripts and little of its own text (under ``min_text``), or has scripts
+and an empty application root (``<div id="root"></div>``) or a client-side framework's
+markers (``__NEXT_DATA__``, ``ng-version``, ``data-reactroot``, ``window.__NUXT__``...) and
+less than ``hinted_text``. A framework page rendered on the server has its text and is left
+alone. A ``<noscript>`` hint ("enable JavaScript") is recorded as a signal but does not raise
+the bar: server-rendered documentation has one for its search box.
 
 The text count (in bytes of the page's encoding) stops as soon as it reaches the bar, so a
 long page costs a few kilobytes of scanning, not a parse; scripts, styles and templates do
@@ -91,7 +92,7 @@ class RenderPolicy:
     Args:
         mode: never, auto or always.
         min_text: a page with fewer visible characters than this (and a script) is a shell.
-        hinted_text: the bar when a noscript hint or a framework marker is present.
+        hinted_text: the bar with an empty app root or a framework marker.
         site_rules: URL regexes rendered whatever the page looks like (auto mode).
         max_scan: bytes of a page looked at (markers and text); a shell is small.
     """
@@ -130,7 +131,11 @@ class RenderPolicy:
             signals.append(Signal.NOSCRIPT)
         if _FRAMEWORK.search(html):
             signals.append(Signal.FRAMEWORK)
-        bar = self.hinted_text if signals else self.min_text
+        # Only an empty root or a framework's markers raise the bar: a noscript hint is as
+        # common on server-rendered pages whose scripts only add features (search boxes,
+        # menus) as on shells, so with it a page still needs little text to be rendered.
+        strong = Signal.EMPTY_ROOT in signals or Signal.FRAMEWORK in signals
+        bar = self.hinted_text if strong else self.min_text
         chars = visible_chars(html, stop_at=bar)
         if chars >= bar:
             return RenderDecision(False, (), chars)
