@@ -62,7 +62,11 @@ async def main() -> None:
     settings = BrowserSettings(**options)  # type: ignore[arg-type]
     with server.run_in_thread():
         bound = server.web
-        pages = [p for p in bound.pages if p.host == spa and p.kind in (Kind.ARTICLE, Kind.SECTION, Kind.HOME)]
+        pages = [
+            p
+            for p in bound.pages
+            if p.host == spa and p.kind in (Kind.ARTICLE, Kind.SECTION, Kind.HOME)
+        ]
         urls = [bound.url_of(p) for p in pages]
         async with aiohttp.ClientSession() as session:
             shells = {}
