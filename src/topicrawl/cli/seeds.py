@@ -88,7 +88,7 @@ def find(  # noqa: PLR0917 - typer maps each option to a parameter
         for p in proposals:
             line = {"url": p.url, "score": round(p.score, 6), "engines": list(p.engines)}
             line |= {"positions": list(p.positions), "title": p.title}
-            out.print(json.dumps(line, ensure_ascii=False), markup=False, highlight=False)
+            typer.echo(json.dumps(line, ensure_ascii=False))
         return
     table = Table(title=f"seeds for {query!r}", title_justify="left")
     for column in ("#", "score", "engines", "URL", "title"):
