@@ -29,11 +29,17 @@ from topicrawl.engine import open_storage, run_crawl
 OUT = Path(__file__).parent / "results"
 
 
-async def _hosts_of(db: Path) -> Counter[str]:
+async def _hosts_of(db: Path) -> tuple[Counter[str], Counter[str]]:
+    """Pages stored per host, and those with their content (200+ characters of text, links)."""
+    stored: Counter[str] = Counter()
+    content: Counter[str] = Counter()
     async with open_storage(str(db)) as storage:
-        return Counter(
-            [page.url.split("/")[2].split(":")[0] async for page in storage.iter_pages()]
-        )
+        async for page in storage.iter_pages(with_links=True):
+            host = page.url.split("/")[2].split(":")[0]
+            stored[host] += 1
+            if len(page.text) >= 200 and page.links:
+                content[host] += 1
+    return stored, content
 
 
 async def demo(workdir: Path) -> dict[str, object]:

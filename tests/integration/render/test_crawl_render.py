@@ -3,6 +3,7 @@ followed with --render auto and never seen with never; the browser's requests ar
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,3 +73,18 @@ async def test_never_sees_only_the_shell(server: DemoWebServer, tmp_path: Path) 
     only = server.web.base_url(server.web.hosts[1].address)
     assert await _stored(tmp_path / "never.db") == [only]
     assert report.render == {}
+
+
+async def test_the_browsers_requests_obey_robots_txt(tmp_path: Path) -> None:
+    require_browser()
+    web = DemoWeb.generate(seed=5, hosts=2, pages_per_host=8)
+    spa = web.hosts[1]
+    closed = dataclasses.replace(spa, disallow=(*spa.disallow, "/_spa/"))
+    web = dataclasses.replace(web, hosts=(web.hosts[0], closed))
+    with DemoWebServer(web, spa_hosts=[spa.address]).run_in_thread() as server:
+        report = await run_crawl(_settings(server, tmp_path / "robots.db", "auto"))
+        log = server.access_log(spa.address)
+    assert not [r for r in log if r.path.startswith("/_spa/")]
+    assert report.render["pages/rendered"] == 1  # the home page, whose script got nothing
+    assert report.render["requests/failed"] == 1
+    assert await _stored(tmp_path / "robots.db") == [server.web.base_url(spa.address)]
