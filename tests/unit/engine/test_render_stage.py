@@ -8,7 +8,7 @@ import pytest
 from topicrawl.core.errors import RenderFailed
 from topicrawl.core.models import ErrorKind, Response
 from topicrawl.engine.render import RenderStage
-from topicrawl.render import RenderMode, RenderPolicy, Rendered
+from topicrawl.render import Rendered, RenderMode, RenderPolicy
 
 SHELL = b"<html><head><script src=/app.js></script></head><body><div id=app></div></body></html>"
 
