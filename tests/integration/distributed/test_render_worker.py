@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -23,7 +24,14 @@ def server() -> Iterator[DemoWebServer]:
 async def cluster(
     server: DemoWebServer, redis_url: str, postgres_url: str, tmp_path: Path
 ) -> AsyncIterator[Cluster]:
-    made = Cluster(server=server, redis_url=redis_url, postgres_url=postgres_url, tmp=tmp_path)
+    made = Cluster(
+        server=server,
+        redis_url=redis_url,
+        postgres_url=postgres_url,
+        tmp=tmp_path,
+        namespace=f"render-{uuid.uuid4().hex[:12]}",
+        schema=f"render_{uuid.uuid4().hex[:12]}",
+    )
     yield made
     await made.cleanup()
 
