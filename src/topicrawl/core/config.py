@@ -83,6 +83,15 @@ def _pattern_list(value: object) -> object:
     return parse_list(value, split=False)
 
 
+def _valid_regexes(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"{value!r} is not a valid regex: {exc}") from exc
+    return values
+
+
 def _no_control_characters(value: str) -> str:
     found = _CONTROL.search(value)
     if found:
@@ -238,15 +247,7 @@ class ScopeSettings(_Section):
                 )
         return values
 
-    @field_validator("include", "exclude")
-    @classmethod
-    def _regexes(cls, values: tuple[str, ...]) -> tuple[str, ...]:
-        for value in values:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"{value!r} is not a valid regex: {exc}") from exc
-        return values
+    _regexes = field_validator("include", "exclude")(_valid_regexes)
 
 
 class FrontierSettings(_Section):
@@ -494,15 +495,7 @@ class BrowserSettings(_Section):
 
     _patterns = field_validator("site_rules", mode="before")(_pattern_list)
 
-    @field_validator("site_rules")
-    @classmethod
-    def _regexes(cls, values: tuple[str, ...]) -> tuple[str, ...]:
-        for value in values:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"{value!r} is not a valid regex: {exc}") from exc
-        return values
+    _regexes = field_validator("site_rules")(_valid_regexes)
 
 
 # -- end render --
