@@ -172,7 +172,7 @@ def test_render_settings_are_checked() -> None:
         load_settings(render="sometimes")
     with pytest.raises(ConfigError, match="site_rules"):
         load_settings(browser={"site_rules": ["["]})
-    with pytest.raises(ConfigError, match="browser.pages"):
+    with pytest.raises(ConfigError, match=r"browser\.pages"):
         load_settings(browser={"pages": 0})
     settings = load_settings(render="auto", browser={"site_rules": "^https://app\\.example/"})
     assert settings.browser.site_rules == ("^https://app\\.example/",)
