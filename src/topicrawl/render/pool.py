@@ -310,7 +310,7 @@ class BrowserPool:
         except Exception as exc:  # any failure to close has one remedy: kill it
             log.info("browser %d did not close (%r); killing it", browser.generation, exc)
             self.counts["browser/killed"] += 1
-        _kill_tree(browser.pid)
+        await asyncio.to_thread(_kill_tree, browser.pid)  # waits for them to exit
 
     # -- one page ---------------------------------------------------------------------------
 
