@@ -46,6 +46,27 @@ __all__ = ["BrowserPool", "Fetched", "Rendered", "SubresourceFetch"]
 
 log = logging.getLogger(__name__)
 
+# Counts the page's unfinished fetch() and XHR calls, from the call (not from when the
+# request reaches the route handler); a page cannot reset or hide the count.
+_PENDING = """
+(() => {
+  let pending = 0;
+  const done = () => { pending -= 1; };
+  const fetch = window.fetch;
+  window.fetch = function (...args) {
+    pending += 1;
+    return fetch.apply(this, args).finally(done);
+  };
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    pending += 1;
+    this.addEventListener("loadend", done, { once: true });
+    return send.apply(this, args);
+  };
+  Object.defineProperty(window, "__topicrawlPending", { get: () => pending });
+})();
+"""
+_PENDING_COUNT = "() => window.__topicrawlPending || 0"
 _CLOSE_GRACE = 5.0  # seconds a page or browser gets to close before it is killed
 _POLL = 0.02
 
@@ -291,6 +312,7 @@ class BrowserPool:
                 accept_downloads=False,
                 viewport={"width": 1280, "height": 900},
             )
+            await context.add_init_script(_PENDING)
         except Error as exc:
             raise RenderFailed("", f"Chromium did not start: {exc.message}") from exc
         new = sorted(_browser_pids() - before)
@@ -329,7 +351,7 @@ class BrowserPool:
                 tab = browser.idle.pop() if browser.idle else await self._open_tab(browser)
                 tab.state = state
                 await tab.page.goto(url, wait_until="load", timeout=0)
-                await self._settle(state)
+                await self._settle(state, tab.page)
                 dom = await tab.page.content()
                 # Stop the page's scripts (timers, polling) before it waits for the next one.
                 await tab.page.goto("about:blank", timeout=0)
@@ -409,14 +431,19 @@ class BrowserPool:
                 self.counts["browser/hung"] += 1
             browser.broken = True
 
-    async def _settle(self, state: _PageState) -> None:
-        """Wait until no script or XHR has been in flight for ``settle`` seconds."""
+    async def _settle(self, state: _PageState, page: Page) -> None:
+        """Wait until no script or XHR has been in flight for ``settle`` seconds, here and in
+        the page: a request the page has made may not have reached the route handler yet
+        (it travels browser -> driver -> here, slowly on a loaded machine), so the page's own
+        count of unfinished fetch and XHR calls (:data:`_PENDING`) must be 0 too."""
         quiet = self._settings.settle
         while True:
             if state.crashed:
                 raise _crash_error()
             if not state.in_flight and time.monotonic() - state.last_change >= quiet:
-                return
+                if not await page.evaluate(_PENDING_COUNT):
+                    return
+                state.last_change = time.monotonic()
             await asyncio.sleep(_POLL)
 
     async def _route(self, route: Route, state: _PageState) -> None:
