@@ -3,7 +3,8 @@
 1. The demo web (seed 7, 3 hosts x 40 articles) with its third host served as a single-page
    app: a breadth-first crawl from every host's home page, no page limit, once with
    ``render`` never and once auto. Reported: pages stored per host, pages of the app host
-   reached and those stored with their content (text and links: a shell has neither), pages rendered, and renders on the two ordinary hosts (none needed).
+   reached and those stored with their content (text and links: a shell has neither),
+   pages rendered, and renders on the two ordinary hosts (none needed).
 2. The Java 17 API docs (127.0.0.11:8080, which need no rendering): a crawl of ``--java``
    pages with ``render`` auto; every render there is a false render (issue: at most 5 %).
 
