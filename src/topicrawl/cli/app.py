@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from topicrawl.cli import common
+from topicrawl.cli.accounts import app as accounts_app
 from topicrawl.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_MISSING,
@@ -23,8 +24,11 @@ from topicrawl.cli.common import (
     seeds_or_exit,
     setup_logging,
 )
+from topicrawl.cli.kg import app as kg_app
+from topicrawl.cli.kg import kg_overrides
 from topicrawl.cli.label import label as label_command
 from topicrawl.cli.label import print_learning
+from topicrawl.cli.learn import app as learn_app
 from topicrawl.cli.options import (
     AllowDomainOption,
     DelayOption,
@@ -34,6 +38,7 @@ from topicrawl.cli.options import (
     MaxDepthOption,
     MetricsPortOption,
     PerHostOption,
+    RenderOption,
     SeedOption,
     SeedsFileOption,
     StrategyOption,
@@ -42,8 +47,12 @@ from topicrawl.cli.options import (
     put,
     revisit_overrides,
 )
+from topicrawl.cli.parsers import app as parsers_app
 from topicrawl.cli.progress import CrawlProgress, held_line, print_summary
+from topicrawl.cli.seeds import SearxOption, checked_searx, search_or_exit
+from topicrawl.cli.seeds import app as seeds_app
 from topicrawl.cli.topics import app as topics_app
+from topicrawl.cli.video import app as video_app
 from topicrawl.core.config import load_settings
 from topicrawl.core.errors import (
     ConfigError,
@@ -62,32 +71,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(topics_app, name="topics")
-# -- kg (helper s14-kg) --
-from topicrawl.cli.kg import app as kg_app  # noqa: E402
-from topicrawl.cli.kg import kg_overrides  # noqa: E402
-
 app.add_typer(kg_app, name="kg")
-# -- end kg --
-# -- accounts (helper s15-micro) --
-from topicrawl.cli.accounts import app as accounts_app  # noqa: E402
-
 app.add_typer(accounts_app, name="accounts")
-# -- end accounts --
-# -- parsers (helper s15-parsers) --
-from topicrawl.cli.parsers import app as parsers_app  # noqa: E402
-
 app.add_typer(parsers_app, name="parsers")
-# -- end parsers --
-# -- video: seed 004 as one system (helper s16-video) --
-from topicrawl.cli.video import app as video_app  # noqa: E402
-
 app.add_typer(video_app, name="video")
-# -- end video --
-# -- learn (helper s16-learn) --
-from topicrawl.cli.learn import app as learn_app  # noqa: E402
-
 app.add_typer(learn_app, name="learn")
-# -- end learn --
+app.add_typer(seeds_app, name="seeds")
 app.command(name="label")(label_command)
 
 EXIT_CONFIG = common.EXIT_CONFIG  # the exit codes, for the commands that import them from here
@@ -196,7 +185,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "warning",
     metrics_port: MetricsPortOption = None,
-    # -- kg (helper s14-kg) --
+    # kg
     prefer_entity: Annotated[
         list[str] | None,
         typer.Option(help="Crawl links tied to this entity first (KB id or name; repeatable)."),
@@ -207,8 +196,7 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     entity_radius: Annotated[
         int | None, typer.Option(help="Relations from a preferred entity that still count.")
     ] = None,
-    # -- end kg --
-    # -- revisit (helper s15-revisit) --
+    # revisit
     revisit: Annotated[
         bool,
         typer.Option(
@@ -226,12 +214,11 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
     revisit_budget: Annotated[
         float | None, typer.Option(help="Revisit fetches a day (default: pages / 3 days).")
     ] = None,
-    # -- end revisit --
     parsers: Annotated[
         Path | None,
         typer.Option(help="TOML file of site schemas and rules: extract records from pages."),
     ] = None,
-    # -- video (helper s15-video) --
+    # video
     video: Annotated[
         bool | None,
         typer.Option(help="Recognise video and play pages and store their media URLs (on)."),
@@ -242,11 +229,25 @@ def crawl(  # noqa: PLR0917 - typer maps each option to a parameter
             help="Also fetch each media file listed (capped at video.max_media_bytes, not stored)."
         ),
     ] = False,
-    # -- end video --
+    render: RenderOption = None,
+    seed_search: Annotated[
+        str | None,
+        typer.Option(help="Also seed from meta-search results for this query (needs --searx)."),
+    ] = None,
+    searx: SearxOption = None,
+    seed_search_limit: Annotated[
+        int, typer.Option(help="Meta-search seeds to take (the best by fused rank).")
+    ] = 20,
 ) -> None:
     """Crawl from seeds; run it again with the same --db to resume an interrupted crawl."""
     setup_logging(log_level)
     seeds = seeds_or_exit(seed, seeds_file)
+    if seed_search is not None:
+        url = checked_searx(searx, "--seed-search")
+        found = search_or_exit(url, seed_search, limit=seed_search_limit)
+        err.print(f"{len(found)} seeds from meta-search for {seed_search!r}")
+        seeds += [p.url for p in found if p.url not in seeds]
+        topic = topic or [seed_search]
     try:
         kg = kg_overrides(prefer_entity, prefer_entities, entity_radius)
     except ConfigError as exc:

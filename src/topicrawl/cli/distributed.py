@@ -41,6 +41,7 @@ from topicrawl.cli.options import (
     MaxDepthOption,
     MetricsPortOption,
     PerHostOption,
+    RenderOption,
     SeedOption,
     SeedsFileOption,
     StrategyOption,
@@ -171,6 +172,7 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
             " what the library learns is shared through the database)."
         ),
     ] = None,
+    render: RenderOption = None,
 ) -> None:
     """Crawl as one worker of a distributed crawl (Redis frontier, PostgreSQL results).
 

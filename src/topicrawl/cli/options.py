@@ -86,6 +86,15 @@ def read_seeds(seed: list[str] | None, seeds_file: Path | None) -> list[str]:
     return seeds
 
 
+RenderOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Render pages in Chromium before parsing: never (default), auto (script shells)"
+        " or always."
+    ),
+]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CrawlOptions:
     """The crawl options `crawl`, `worker` and `crawl-ns create` share, as given on the
@@ -104,6 +113,7 @@ class CrawlOptions:
     include: list[str] | None = None
     exclude: list[str] | None = None
     db: str | None = None
+    render: str | None = None
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any], *, seeds: list[str]) -> CrawlOptions:
@@ -121,6 +131,7 @@ class CrawlOptions:
         put(kwargs, "strategy", self.strategy)
         put(kwargs, "max_pages", self.max_pages)
         put(kwargs, "concurrency", self.concurrency)
+        put(kwargs, "render", self.render)
         politeness: dict[str, Any] = {}
         put(politeness, "per_host", self.per_host)
         put(politeness, "delay", self.delay)

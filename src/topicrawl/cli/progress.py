@@ -119,6 +119,17 @@ def print_summary(console: Console, report: CrawlReport) -> None:
                 f"({video.get('media/bytes', 0):,} bytes), failed: {video.get('media/failed', 0)}"
             )
         console.print(line + " (media URLs: topicrawl export)")
+    render = report.render
+    if render:
+        console.print(
+            f"rendered in Chromium: {render.get('pages/rendered', 0)} pages"
+            f" ({render.get('pages/not_rendered', 0)} did not need it,"
+            f" {render.get('pages/render_failed', 0)} failed);"
+            f" browser requests: {render.get('requests/fetched', 0)} fetched,"
+            f" {render.get('requests/cached', 0)} cached,"
+            f" {sum(v for k, v in render.items() if k.startswith('requests/blocked'))} blocked;"
+            f" browser restarts: {render.get('browser/restarts', 0)}"
+        )
     if report.stats.held:
         console.print(f"hosts held at the end: {held_line(report.stats)}")
     if report.queued_left:

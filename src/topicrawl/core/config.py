@@ -83,6 +83,15 @@ def _pattern_list(value: object) -> object:
     return parse_list(value, split=False)
 
 
+def _valid_regexes(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"{value!r} is not a valid regex: {exc}") from exc
+    return values
+
+
 def _no_control_characters(value: str) -> str:
     found = _CONTROL.search(value)
     if found:
@@ -238,15 +247,7 @@ class ScopeSettings(_Section):
                 )
         return values
 
-    @field_validator("include", "exclude")
-    @classmethod
-    def _regexes(cls, values: tuple[str, ...]) -> tuple[str, ...]:
-        for value in values:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"{value!r} is not a valid regex: {exc}") from exc
-        return values
+    _regexes = field_validator("include", "exclude")(_valid_regexes)
 
 
 class FrontierSettings(_Section):
@@ -458,6 +459,74 @@ class RevisitSettings(_Section):
 # -- end revisit --
 
 
+# -- render (helper s16-render) --
+class BrowserSettings(_Section):
+    """The browser pages are rendered in (``render`` auto or always; see topicrawl.render)."""
+
+    executable: str = Field(
+        "/usr/bin/chromium", min_length=1, description="The Chromium binary (never downloaded)."
+    )
+    pages: int = Field(4, gt=0, le=64, description="Pages rendered at once (one browser).")
+    page_timeout: float = Field(
+        15.0,
+        gt=0,
+        le=HOUR,
+        description="Seconds a page may take to load and settle; then it fails.",
+    )
+    settle: float = Field(
+        0.2,
+        ge=0,
+        le=60,
+        description="Seconds without a script or XHR in flight after load before the DOM is read.",
+    )
+    resource_timeout: float = Field(
+        5.0, gt=0, le=HOUR, description="Seconds for one script or XHR a page loads."
+    )
+    resource_bytes: int = Field(
+        2_000_000, gt=0, le=2**30, description="Cap on one script or XHR body."
+    )
+    page_bytes: int = Field(
+        8_000_000, gt=0, le=2**31, description="Cap on all the scripts and XHR of one page."
+    )
+    max_requests: int = Field(
+        50, ge=0, le=10_000, description="Scripts and XHR one page may load; the rest abort."
+    )
+    heap_mb: int = Field(
+        256,
+        ge=16,
+        le=16_384,
+        description="JavaScript heap of a page's renderer (MB); over it, it crashes.",
+    )
+    recycle_after: int = Field(
+        500,
+        gt=0,
+        le=10**7,
+        description="Renders before the browser is replaced (memory stays flat).",
+    )
+    cache_bytes: int = Field(
+        16_000_000, ge=0, le=2**31, description="Scripts kept between pages (same URL, 200)."
+    )
+    min_text: int = Field(
+        200, ge=0, le=10**6, description="auto: a page with scripts and less text is rendered."
+    )
+    hinted_text: int = Field(
+        1_000,
+        ge=0,
+        le=10**6,
+        description="auto: the text bar with an empty app root or a framework marker.",
+    )
+    site_rules: PatternSetting = Field(
+        (), description="auto: URL regexes always rendered (a site rule)."
+    )
+
+    _patterns = field_validator("site_rules", mode="before")(_pattern_list)
+
+    _regexes = field_validator("site_rules")(_valid_regexes)
+
+
+# -- end render --
+
+
 class CrawlSettings(BaseSettings):
     """A whole crawl's settings."""
 
@@ -520,6 +589,14 @@ class CrawlSettings(BaseSettings):
         ),
     )
     video: VideoSettings = VideoSettings()
+    render: Literal["never", "auto", "always"] = Field(
+        "never",
+        description=(
+            "Render pages in Chromium before parsing: never, auto (pages that look like script"
+            " shells, or match browser.site_rules) or always (every HTML page)."
+        ),
+    )
+    browser: BrowserSettings = BrowserSettings()
 
     _lists = field_validator("seeds", "topics", "feeds", mode="before")(_comma_list)
 

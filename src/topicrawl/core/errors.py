@@ -15,7 +15,8 @@
     │       ├── TooManyRedirects
     │       ├── BodyTooLarge
     │       ├── ContentTypeRejected
-    │       └── UrlTooLong
+    │       ├── UrlTooLong
+    │       └── RenderFailed    the browser could not render the page (crash, hang, caps)
     ├── StorageError                the database failed
     │   ├── DatabaseLocked          another process holds the database: stop it or use another file
     │   └── DatabaseCorrupt         the file is not a usable database: restore or remove it
@@ -38,6 +39,7 @@ __all__ = [
     "OutOfScope",
     "PermanentFetchError",
     "RedirectLoop",
+    "RenderFailed",
     "RetryableFetchError",
     "RobotsDisallowed",
     "StorageError",
@@ -156,6 +158,13 @@ class UrlTooLong(PermanentFetchError):
     """The URL is longer than the configured cap."""
 
     default_kind = ErrorKind.URL_TOO_LONG
+
+
+class RenderFailed(PermanentFetchError):
+    """The page could not be rendered: its renderer crashed, it did not finish loading
+    within its time cap (kind ``timeout``), or its DOM was over the size cap."""
+
+    default_kind = ErrorKind.RENDER
 
 
 class StorageError(TopicrawlError):

@@ -54,6 +54,7 @@ class ErrorKind(enum.StrEnum):
     DECODE = "decode"
     PARSE = "parse"
     PROXY = "proxy"
+    RENDER = "render"  # the browser could not render the page (crash, caps)
     OTHER = "other"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from topicrawl.core.errors import ConfigError
 from topicrawl.demoweb.changing import ChangeLog
 from topicrawl.demoweb.graph import DemoWeb
+from topicrawl.demoweb.metasearch import SearchServer
 from topicrawl.demoweb.model import Kind
 from topicrawl.demoweb.server import DemoWebServer
 
@@ -36,13 +37,31 @@ def _parser() -> argparse.ArgumentParser:
         help="articles change (Poisson, median 0.5 changes a day for 30 days), a day lasting"
         " this many seconds; 0 (default): pages never change",
     )
+    parser.add_argument(
+        "--spa-hosts",
+        type=int,
+        default=0,
+        help="serve the last N hosts as single-page apps (pages built by their script)",
+    )
+    parser.add_argument(
+        "--search-port",
+        type=int,
+        default=-1,
+        help="also serve a SearXNG-compatible /search on 127.0.0.1:PORT (0: any; -1: none)",
+    )
     return parser
 
 
-async def _serve(server: DemoWebServer) -> None:
+async def _serve(server: DemoWebServer, search_port: int) -> None:
     async with server:
         for address, base in server.bases.items():
-            print(f"{server.web.host(address).name}: {base}")
+            app = " (single-page app)" if address in server.spa_hosts else ""
+            print(f"{server.web.host(address).name}: {base}{app}")
+        if search_port >= 0:
+            async with SearchServer(server.web, port=search_port) as search:
+                print(f"meta-search (SearXNG JSON API): {search.base_url}")
+                print("Serving the demo web; press Ctrl-C to stop.", flush=True)
+                await asyncio.Event().wait()
         print("Serving the demo web; press Ctrl-C to stop.", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -51,6 +70,12 @@ async def _serve(server: DemoWebServer) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
+
+
+def _spa_hosts(web: DemoWeb, count: int) -> list[str]:
+    if not 0 <= count <= len(web.hosts):
+        raise ValueError(f"--spa-hosts must be 0..{len(web.hosts)}")
+    return [h.address for h in web.hosts[len(web.hosts) - count :]]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -76,12 +101,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             changes = ChangeLog(
                 articles, seed=args.seed, start=time.time(), day_seconds=args.changing_day
             )
-        server = DemoWebServer(web, port=args.port, slow_delay=args.slow_delay, changes=changes)
+        spa = _spa_hosts(web, args.spa_hosts)
+        server = DemoWebServer(
+            web,
+            port=args.port,
+            slow_delay=args.slow_delay,
+            changes=changes,
+            spa_hosts=spa,
+        )
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        asyncio.run(_serve(server))
+        asyncio.run(_serve(server, args.search_port))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:

@@ -7,8 +7,9 @@ import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
+from urllib.parse import parse_qs
 
 from aiohttp import web as aioweb
 
@@ -24,6 +25,7 @@ from topicrawl.demoweb.render import (
     robots_txt,
     sitemap_xml,
 )
+from topicrawl.demoweb.spa import DATA_PATH, SCRIPT_PATH, app_script, page_data, shell
 from topicrawl.demoweb.threaded import ThreadedServer
 
 __all__ = ["AccessRecord", "DemoWebServer"]
@@ -55,7 +57,8 @@ class DemoWebServer(ThreadedServer):
     ``log_size`` requests are kept in :meth:`access_log`. Flaky-page counters start at zero
     on every :meth:`start`. With ``changes`` (the "changing page" mode) the pages of that log
     change over time: their text says their version, their ETag is it, and a request whose
-    ``If-None-Match`` matches gets 304.
+    ``If-None-Match`` matches gets 304. The hosts (addresses) in ``spa_hosts`` are single-page
+    apps (see :mod:`topicrawl.demoweb.spa`): their documents are script shells.
     """
 
     thread_name = "demoweb"
@@ -68,6 +71,7 @@ class DemoWebServer(ThreadedServer):
         slow_delay: float = 2.0,
         log_size: int = 10_000,
         changes: ChangeLog | None = None,
+        spa_hosts: Collection[str] = (),
     ) -> None:
         if not 0 <= port <= 65535 or slow_delay < 0 or log_size < 1:
             raise ValueError("port must be 0..65535, slow_delay >= 0 and log_size >= 1")
@@ -81,6 +85,10 @@ class DemoWebServer(ThreadedServer):
         self._hits: dict[tuple[str, str], int] = {}
         self._cache: dict[tuple[str, str], bytes] = {}
         self.changes = changes
+        self.spa_hosts = frozenset(spa_hosts)
+        unknown = self.spa_hosts - {h.address for h in web.hosts}
+        if unknown:
+            raise ValueError(f"spa_hosts not in the web: {sorted(unknown)}")
 
     @property
     def web(self) -> DemoWeb:
@@ -193,6 +201,10 @@ class DemoWebServer(ThreadedServer):
     async def _handle(self, request: aioweb.Request) -> aioweb.StreamResponse:
         web = self.web
         host = self._host_of(request)
+        if host in self.spa_hosts:
+            answer = self._app_resource(request)
+            if answer is not None:
+                return answer
         page = web.lookup(host, request.raw_path.split("?", 1)[0])
         if page is None:
             return _response(404, _NOT_FOUND, "text/html; charset=utf-8")
@@ -226,9 +238,24 @@ class DemoWebServer(ThreadedServer):
                 return _response(503, b"<h1>Service Unavailable</h1>", "text/html; charset=utf-8")
         if kind is Kind.SLOW:
             await asyncio.sleep(self._slow_delay)
+        if host in self.spa_hosts:
+            return _response(200, shell(page), "text/html; charset=utf-8")
         if self.changes is not None and self.changes.changes(host, page.path):
             return self._changing(request, page, self.changes.version(host, page.path, time.time()))
         return _response(200, self._document(page), content_type(page))
+
+    def _app_resource(self, request: aioweb.Request) -> aioweb.Response | None:
+        """The single-page app's script and page data, or None for any other path."""
+        path, _, query = request.raw_path.partition("?")
+        if path == SCRIPT_PATH:
+            return _response(200, app_script(), "text/javascript; charset=utf-8")
+        if path != DATA_PATH:
+            return None
+        wanted = parse_qs(query).get("path", [""])[0]
+        page = self.web.lookup(self._host_of(request), wanted) if wanted else None
+        if page is None or not page.is_document:
+            return _response(404, b'{"error": "no such page"}', "application/json")
+        return _response(200, page_data(self.web, page), "application/json; charset=utf-8")
 
     def _changing(self, request: aioweb.Request, page: DemoPage, version: int) -> aioweb.Response:
         etag = f'"v{version}"'

@@ -8,10 +8,11 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from topicrawl.core.config import CrawlSettings
-from topicrawl.core.errors import ConfigError, StorageError
-from topicrawl.core.models import CrawlStats, Request
+from topicrawl.core.errors import BodyTooLarge, ConfigError, StorageError
+from topicrawl.core.models import CrawlStats, Request, Response
 from topicrawl.core.protocols import Frontier, Storage, Strategy
 from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, PageBudget, ProgressFn
 from topicrawl.engine.kg import open_kg
@@ -27,6 +28,9 @@ from topicrawl.frontier import MemoryFrontier, SqliteFrontier
 from topicrawl.frontier.sqlite import frontier_lock
 from topicrawl.parse.urls import InvalidUrl, Scope, canonicalize, registered_domain
 from topicrawl.storage import SqlStorage
+
+if TYPE_CHECKING:
+    from topicrawl.engine.render import RenderStage
 
 __all__ = [
     "MAX_CONCURRENCY",
@@ -50,6 +54,7 @@ class CrawlReport:
     storage_url: str
     queued_left: int
     video: Mapping[str, int] = field(default_factory=dict)  # the video stage's counts
+    render: Mapping[str, int] = field(default_factory=dict)  # the render stage's counts
 
 
 def sqlite_path(storage_url: str) -> Path | None:
@@ -349,6 +354,16 @@ async def open_crawl(
             proxies=proxies,
             fetch=fetch_extra,
         )
+        render = await _render_stage(
+            stack,
+            settings,
+            fetcher=fetcher,
+            robots=robots,
+            proxies=proxies,
+            fetch=lambda url, parent, resource_fetcher: crawler.fetch_politely(
+                resource_fetcher, url, parent
+            ),
+        )
         own_run = run_id is None
         if run_id is None:
             run_id = await storage.start_run(
@@ -389,6 +404,7 @@ async def open_crawl(
             revisit=revisit,
             video=video,
             extra_fetcher=extra_fetcher,
+            render=render,
         )
         await _observe(stack, crawler, storage, settings, node=node, metrics_port=metrics_port)
         await crawler.seed(
@@ -489,6 +505,7 @@ async def run_crawl(
             storage_url=settings.storage.url,
             queued_left=left,
             video=dict(crawler.video_counts),
+            render=dict(crawler.render_counts),
         )
 
 
@@ -519,3 +536,64 @@ def _video_stage(
     )
     extra.robots = robots
     return VideoStage(settings=video, fetch=fetch), extra
+
+
+# -- render (helper s16-render) --
+# Content types a script or XHR may come as (servers label them loosely).
+_SCRIPT_CONTENT_TYPES = ("application/*", "text/*")
+
+PoliteFetch = Callable[[str, str, HttpFetcher], Awaitable[Response]]
+
+
+async def _render_stage(
+    stack: contextlib.AsyncExitStack,
+    settings: CrawlSettings,
+    *,
+    fetcher: HttpFetcher,
+    robots: RobotsCache | None,
+    proxies: ProxyPool | None,
+    fetch: PoliteFetch,
+) -> RenderStage | None:
+    """The render stage (None with ``render`` never: nothing is imported or started), its
+    browser pool closed with ``stack``. Scripts and XHR go through their own fetcher (same
+    session and robots.txt as pages; any scope, scripts' content types, the browser's caps,
+    no retries) and the crawl's polite fetch."""
+    if settings.render == "never":
+        return None
+    from topicrawl.engine.render import RenderStage  # noqa: PLC0415 - only when rendering
+    from topicrawl.render import BrowserPool, Fetched, RenderMode, RenderPolicy  # noqa: PLC0415
+
+    browser = settings.browser
+    resource_settings = settings.fetch.model_copy(
+        update={
+            "content_types": _SCRIPT_CONTENT_TYPES,
+            "max_body_bytes": browser.resource_bytes,
+            "timeout": browser.resource_timeout,
+            "retries": 0,
+        }
+    )
+    resources = HttpFetcher(
+        settings=resource_settings, proxies=proxies, session=fetcher.session, decode=False
+    )
+    resources.robots = robots
+
+    async def fetch_resource(url: str, page_url: str, max_bytes: int) -> Fetched:
+        response = await fetch(url, page_url, resources)
+        body = response.body
+        raw = body.encode("utf-8") if isinstance(body, str) else body
+        if len(raw) > max_bytes:
+            raise BodyTooLarge(url, f"{len(raw):,} bytes, over the page's room of {max_bytes:,}")
+        return Fetched(response.status, response.content_type, raw)
+
+    pool = BrowserPool(settings=browser, fetch=fetch_resource, user_agent=settings.fetch.user_agent)
+    stack.push_async_callback(pool.close)
+    policy = RenderPolicy(
+        mode=RenderMode(settings.render),
+        min_text=browser.min_text,
+        hinted_text=browser.hinted_text,
+        site_rules=browser.site_rules,
+    )
+    return RenderStage(policy=policy, pool=pool, max_bytes=settings.fetch.max_body_bytes)
+
+
+# -- end render --

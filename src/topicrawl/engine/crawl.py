@@ -55,6 +55,7 @@ from topicrawl.parse.urls import Scope, host_of
 from topicrawl.parse.worker import ParsedDocument
 
 if TYPE_CHECKING:
+    from topicrawl.engine.render import RenderStage
     from topicrawl.engine.video import VideoStage
 
 __all__ = [
@@ -191,9 +192,11 @@ class Crawler:
         revisit: RevisitControl | None = None,
         video: VideoStage | None = None,
         extra_fetcher: Fetcher | None = None,
+        render: RenderStage | None = None,
     ) -> None:
         self._fetcher = fetcher
         self._video = video
+        self._render = render
         # Manifests and media files: another content-type filter and size cap than pages.
         self._extra_fetcher = extra_fetcher or fetcher
         self._frontier = frontier
@@ -259,6 +262,11 @@ class Crawler:
     def video_counts(self) -> Mapping[str, int]:
         """The video stage's counts (video pages by class, manifests and media fetched)."""
         return self._video.counts if self._video is not None else {}
+
+    @property
+    def render_counts(self) -> Mapping[str, int]:
+        """The render stage's counts (pages rendered and why, browser requests, restarts)."""
+        return self._render.counts if self._render is not None else {}
 
     @property
     def scope(self) -> Scope:
@@ -590,6 +598,12 @@ class Crawler:
             # stored there, so storing it again here would only make a second row.
             await self._ack(lease)
             return
+        if self._render is not None:
+            try:
+                response = await self._render.apply(response)
+            except FetchError as exc:
+                await self._fail(lease, exc.kind, exc.message, status=exc.status)
+                return
         try:
             document = await self._parse(response)
         except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
@@ -607,12 +621,26 @@ class Crawler:
         await self._keep(lease, page, response)
 
     async def fetch_extra(self, url: str, parent: str, max_bytes: int) -> bytes:
-        """Fetch a manifest or media file found on page ``parent`` as politely as a page:
-        the host's robots.txt, delay and concurrency, the crawl's scope; at most
-        ``max_bytes`` (else :class:`~topicrawl.core.errors.BodyTooLarge`).
+        """Fetch a manifest or media file found on page ``parent`` as politely as a page
+        (see :meth:`fetch_politely`); at most ``max_bytes`` (else
+        :class:`~topicrawl.core.errors.BodyTooLarge`).
 
         Raises:
             FetchError: as a page's fetch would (robots.txt, scope, HTTP errors, caps).
+        """
+        response = await self.fetch_politely(self._extra_fetcher, url, parent)
+        body = response.body
+        raw = body.encode("utf-8") if isinstance(body, str) else body
+        if len(raw) > max_bytes:
+            raise BodyTooLarge(url, f"{len(raw):,} bytes, over the cap of {max_bytes:,}")
+        return raw
+
+    async def fetch_politely(self, fetcher: Fetcher, url: str, parent: str) -> Response:
+        """Fetch ``url`` (found on or loaded by page ``parent``) with ``fetcher`` as politely
+        as a page: the host's robots.txt (the fetcher's), delay and concurrency.
+
+        Raises:
+            FetchError: as ``fetcher`` raises it.
         """
         slots = self._slots
         assert slots is not None  # run() made them
@@ -624,14 +652,9 @@ class Crawler:
             if delay > 0:
                 while (wait := await self._claim(host, delay)) > 0:  # noqa: ASYNC110
                     await asyncio.sleep(wait)
-            response = await self._extra_fetcher.fetch(Request(url=url, parent_url=parent))
+            return await fetcher.fetch(Request(url=url, parent_url=parent))
         finally:
             slots.release(host)
-        body = response.body
-        raw = body.encode("utf-8") if isinstance(body, str) else body
-        if len(raw) > max_bytes:
-            raise BodyTooLarge(url, f"{len(raw):,} bytes, over the cap of {max_bytes:,}")
-        return raw
 
     async def _claim_target(self, response: Response) -> bool:
         """Whether a redirect's target is new to the crawl (then the admission remembers it as

@@ -163,3 +163,16 @@ def test_crawl_with_a_bad_environment_value_exits_2_with_one_line(tmp_path: Path
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
     assert "TOPICRAWL_FETCH=" in lines[0]
+
+
+# -- render (helper s16-render) --
+def test_render_settings_are_checked() -> None:
+    assert load_settings().render == "never"
+    with pytest.raises(ConfigError, match="render"):
+        load_settings(render="sometimes")
+    with pytest.raises(ConfigError, match="site_rules"):
+        load_settings(browser={"site_rules": ["["]})
+    with pytest.raises(ConfigError, match=r"browser\.pages"):
+        load_settings(browser={"pages": 0})
+    settings = load_settings(render="auto", browser={"site_rules": "^https://app\\.example/"})
+    assert settings.browser.site_rules == ("^https://app\\.example/",)
