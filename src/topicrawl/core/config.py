@@ -306,7 +306,7 @@ class StorageSettings(_Section):
         return _no_control_characters(value)
 
 
-# -- kg (helper s14-kg) --
+# -- kg --
 class VideoSettings(_Section):
     """Video pages: recognising them in the parse workers, listing their media URLs."""
 
@@ -409,7 +409,7 @@ class KgSettings(_Section):
 # -- end kg --
 
 
-# -- revisit (helper s15-revisit) --
+# -- revisit --
 class RevisitSettings(_Section):
     """Revisits: fetched pages queued again for when they are due (``crawl --revisit``)."""
 
@@ -459,7 +459,7 @@ class RevisitSettings(_Section):
 # -- end revisit --
 
 
-# -- render (helper s16-render) --
+# -- render --
 class BrowserSettings(_Section):
     """The browser pages are rendered in (``render`` auto or always; see topicrawl.render)."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -538,7 +539,7 @@ def _video_stage(
     return VideoStage(settings=video, fetch=fetch), extra
 
 
-# -- render (helper s16-render) --
+# -- render --
 # Content types a script or XHR may come as (servers label them loosely).
 _SCRIPT_CONTENT_TYPES = ("application/*", "text/*")
 
@@ -560,6 +561,11 @@ async def _render_stage(
     no retries) and the crawl's polite fetch."""
     if settings.render == "never":
         return None
+    if importlib.util.find_spec("playwright") is None:
+        raise ConfigError(
+            f"--render {settings.render} needs Playwright for Python: pip install"
+            " 'topicrawl[render]', and the system Chromium (apt-get install chromium)"
+        )
     from topicrawl.engine.render import RenderStage  # noqa: PLC0415 - only when rendering
     from topicrawl.render import BrowserPool, Fetched, RenderMode, RenderPolicy  # noqa: PLC0415
 

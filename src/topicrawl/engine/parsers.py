@@ -1,4 +1,4 @@
-"""The crawl's parser library (helper s15-parsers): loaded from the settings' TOML file,
+"""The crawl's parser library: loaded from the settings' TOML file,
 shared through the crawl's database, synced at each checkpoint and at the end."""
 
 from __future__ import annotations

@@ -517,7 +517,7 @@ ACCOUNT_TABLES: tuple[Table, ...] = (
     account_posts,
     account_tiers,
 )
-# -- parser library (helper s15-parsers; see topicrawl.parse.methods) --------------------------
+# -- parser library (see topicrawl.parse.methods) --------------------------
 # One row per URL pattern: the method that works for it now, counts added by every worker, and
 # the fingerprints of its fields' elements (JSON) for relocation after a template change.
 parser_patterns = Table(
