@@ -28,11 +28,13 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,14 @@ from typing import Any
 import psutil
 
 REPO = Path(__file__).resolve().parents[2]
+# This checkout's topicrawl, not the installed one; and table.py beside this file.
+sys.path[:0] = [str(REPO / "src"), str(Path(__file__).parent)]
+
+from table import markdown, plot  # noqa: E402
+
+from topicrawl.demoweb.scaleserver import ScaleServer  # noqa: E402
+from topicrawl.demoweb.scaleweb import ScaleWeb  # noqa: E402
+
 OUT = REPO / "benchmarks" / "scale" / "out"
 PYTHON = sys.executable
 MB = 1024 * 1024
@@ -62,13 +72,12 @@ class Tree:
             return sum(self.cpu.values()), {}
         rss: dict[str, float] = {}
         for proc in procs:
-            with contextlib.suppress(psutil.Error):
-                with proc.oneshot():
-                    times = proc.cpu_times()
-                    self.cpu[proc.pid] = (
-                        times.user + times.system + times.children_user + times.children_system
-                    )
-                    rss[f"{_role(proc)}-{proc.pid}"] = round(proc.memory_info().rss / MB, 1)
+            with contextlib.suppress(psutil.Error), proc.oneshot():
+                times = proc.cpu_times()
+                self.cpu[proc.pid] = (
+                    times.user + times.system + times.children_user + times.children_system
+                )
+                rss[f"{_role(proc)}-{proc.pid}"] = round(proc.memory_info().rss / MB, 1)
         return sum(self.cpu.values()), rss
 
 
@@ -93,11 +102,9 @@ def _server_cpu(pids: list[int]) -> float:
 
 
 def _web_served(base: str, port: int) -> int | None:
-    import urllib.request
-
-    with contextlib.suppress(OSError, ValueError):
-        with urllib.request.urlopen(f"http://{base}:{port}/__stats", timeout=5) as answer:
-            return int(json.load(answer)["served"])
+    url = f"http://{base}:{port}/__stats"
+    with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as got:
+        return int(json.load(got)["served"])
     return None
 
 
@@ -180,6 +187,8 @@ def _argv(args: argparse.Namespace, seeds: Path) -> tuple[list[str], dict[str, s
         db = args.out / "topicrawl.db"
         env["PYTHONPATH"] = str(REPO / "src")
         env["TOPICRAWL_FETCH__CONNECTIONS"] = str(max(100, args.concurrency))
+        if args.frontier_keys:
+            env["TOPICRAWL_FRONTIER__MEMORY_KEYS_PER_HOST"] = str(args.frontier_keys)
         argv = [
             *nice,
             PYTHON,
@@ -221,8 +230,6 @@ def _argv(args: argparse.Namespace, seeds: Path) -> tuple[list[str], dict[str, s
         f"CLOSESPIDER_PAGECOUNT={args.pages}",
     ]
     if jobdir is not None:
-        import shutil
-
         shutil.rmtree(jobdir, ignore_errors=True)
         argv += ["-s", f"JOBDIR={jobdir}"]
     return argv, env, ScrapyProgress(progress, jobdir)
@@ -235,9 +242,6 @@ def _previous(rows_path: Path) -> list[dict[str, Any]]:
 
 
 def crawl(args: argparse.Namespace) -> int:
-    from topicrawl.demoweb.scaleserver import ScaleServer
-    from topicrawl.demoweb.scaleweb import ScaleWeb
-
     args.out.mkdir(parents=True, exist_ok=True)
     web = ScaleWeb(seed=args.seed, hosts=args.hosts, base_address=args.base, port=args.port)
     seeds = args.out / "seeds.txt"
@@ -345,8 +349,6 @@ def _run(
 
 
 def report(args: argparse.Namespace) -> int:
-    from table import markdown, plot  # type: ignore[import-not-found]
-
     series = {c: _previous(args.out / f"{c}.jsonl") for c in CRAWLERS}
     series = {c: rows for c, rows in series.items() if rows}
     print(markdown(series, every=args.table_every))
@@ -364,6 +366,9 @@ def main() -> int:
     run.add_argument("--every", type=int, default=10_000)
     run.add_argument("--max-seconds", type=float, default=0.0)
     run.add_argument("--nice", type=int, default=10)
+    run.add_argument(
+        "--frontier-keys", type=int, default=0, help="frontier.memory_keys_per_host (0: all)"
+    )
     run.add_argument("--seed", type=int, default=1)
     run.add_argument("--hosts", type=int, default=1000)
     run.add_argument("--base", default="127.1.0.1")
@@ -381,6 +386,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    # This checkout's topicrawl, not the installed one; and table.py beside this file.
-    sys.path[:0] = [str(REPO / "src"), str(Path(__file__).parent)]
     raise SystemExit(main())

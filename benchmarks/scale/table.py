@@ -42,10 +42,11 @@ def markdown(series: Series, *, every: int) -> str:
 
 
 def plot(series: Series, out: Path) -> None:
-    import matplotlib
+    # Imported here: matplotlib is in the bench extra only, and the tables need it not.
+    import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True)
     panels = [

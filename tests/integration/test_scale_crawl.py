@@ -38,22 +38,27 @@ def test_the_server_answers_pages_robots_and_404s(server: ScaleServer) -> None:
     missing.value.close()
 
 
+def _settings(web: ScaleWeb, db: Path, pages: int, **frontier: int) -> CrawlSettings:
+    return CrawlSettings(
+        seeds=tuple(web.seeds()),
+        strategy="bfs",
+        max_pages=pages,
+        concurrency=32,
+        parse_workers=1,
+        politeness={"per_host": 4},  # type: ignore[arg-type]
+        fetch={"timeout": 20.0},  # type: ignore[arg-type]
+        frontier=frontier,  # type: ignore[arg-type]
+        storage={"url": str(db), "flush_interval": 0.5},  # type: ignore[arg-type]
+    )
+
+
 async def test_a_bfs_crawl_of_2000_pages_spans_the_hosts_and_obeys_robots(
     server: ScaleServer, tmp_path: Path
 ) -> None:
     web = server.web
     before = server.stats()
     db = tmp_path / "scale.db"
-    settings = CrawlSettings(
-        seeds=tuple(web.seeds()),
-        strategy="bfs",
-        max_pages=PAGES,
-        concurrency=32,
-        parse_workers=1,
-        politeness={"per_host": 4},  # type: ignore[arg-type]
-        fetch={"timeout": 20.0},  # type: ignore[arg-type]
-        storage={"url": str(db), "flush_interval": 0.5},  # type: ignore[arg-type]
-    )
+    settings = _settings(web, db, PAGES)
     report = await run_crawl(settings)
     after = server.stats()
 
@@ -67,3 +72,20 @@ async def test_a_bfs_crawl_of_2000_pages_spans_the_hosts_and_obeys_robots(
     assert {"en", "zh"} <= langs
     # Every page the crawl stored was served once (plus a few in flight at the end).
     assert PAGES <= after["served"] - before["served"] <= PAGES + 32
+
+
+async def test_a_crawl_with_the_frontier_keys_bounded_fetches_each_page_once(
+    server: ScaleServer, tmp_path: Path
+) -> None:
+    before = server.stats()
+    settings = _settings(server.web, tmp_path / "spill.db", 600, memory_keys_per_host=16)
+    report = await run_crawl(settings)
+    served = server.stats()["served"] - before["served"]
+    assert report.stats.pages == 600
+    assert 600 <= served <= 600 + 32
+    with sqlite3.connect(tmp_path / "spill.db") as conn:
+        urls = conn.execute("SELECT count(*), count(DISTINCT url) FROM pages").fetchone()
+        # bfs: the seeds (depth 0) all came before any depth-2 page
+        depths = [d for (d,) in conn.execute("SELECT depth FROM pages ORDER BY id")]
+    assert urls == (600, 600)
+    assert depths[: HOSTS // 2].count(0) > HOSTS // 4

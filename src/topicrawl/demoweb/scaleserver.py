@@ -25,6 +25,7 @@ import re
 import signal
 import socket
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -210,8 +211,6 @@ class ScaleServer:
         self._wait_listening()
 
     def _wait_listening(self, timeout: float = 60.0) -> None:
-        import time
-
         deadline = time.monotonic() + timeout
         last = (self.web.address(self.web.hosts - 1), self.web.port)
         while time.monotonic() < deadline:

@@ -70,9 +70,7 @@ class ScaleWeb:
     cross_host_share: float = 0.15
     min_bytes: int = 5_000
     max_bytes: int = 50_000
-    _pools: dict[tuple[str, str], tuple[bytes, ...]] = field(
-        init=False, repr=False, compare=False
-    )
+    _pools: dict[tuple[str, str], tuple[bytes, ...]] = field(init=False, repr=False, compare=False)
     _addresses: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -101,7 +99,9 @@ class ScaleWeb:
 
     def host_index(self, address: str) -> int:
         """Which host an address is; ValueError if it is none of this web's."""
-        offset = int(ipaddress.IPv4Address(address)) - int(ipaddress.IPv4Address(self._addresses[0]))
+        offset = int(ipaddress.IPv4Address(address)) - int(
+            ipaddress.IPv4Address(self._addresses[0])
+        )
         if not 0 <= offset < self.hosts:
             raise ValueError(f"{address} is not a host of this web")
         return offset
