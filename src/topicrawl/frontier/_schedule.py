@@ -215,7 +215,8 @@ class HostQueues:
                 continue
             ordered = sorted(host.heap)
             keep = self.spill_limit // 2
-            kept, evicted = ordered[:keep], []
+            kept = ordered[:keep]
+            evicted: list[int] = []
             for key in ordered[keep:]:
                 (evicted if evictable(fp_of(key)) else kept).append(key)
             if evicted:
