@@ -283,6 +283,7 @@ def _run(
     next_mark = (last_pages // args.every + 1) * args.every
     last_t, last_cpu = 0.0, 0.0
     last_server = _server_cpu(server_pids)
+    last_served = _web_served(args.base, args.port) or 0
     first_rate: float | None = None
     peak_rss = 0.0
     stop_reason = ""
@@ -299,6 +300,7 @@ def _run(
         if pages < next_mark:
             continue
         server = _server_cpu(server_pids)
+        served = _web_served(args.base, args.port)
         interval_pages = pages - last_pages
         rate = interval_pages / max(now - last_t, 1e-9)
         row = {
@@ -311,8 +313,12 @@ def _run(
             "rss_mb": rss,
             "rss_total_mb": round(sum(rss.values()), 1),
             "peak_rss_total_mb": round(peak_rss, 1),
-            "web_cpu_ms_per_page": round(1000 * (server - last_server) / max(interval_pages, 1), 3),
-            "web_served": _web_served(args.base, args.port),
+            # The web's CPU per page it served (to every crawler using it): its cost per answer
+            # against the crawler's cpu_ms_per_page says how far it is from being the limit.
+            "web_cpu_ms_per_served": round(
+                1000 * (server - last_server) / max((served or 0) - last_served, 1), 3
+            ),
+            "web_served": served,
             "load": [round(x, 2) for x in os.getloadavg()],
             "at": time.strftime("%Y-%m-%d %H:%M:%S"),
             **progress.details(),
@@ -327,6 +333,7 @@ def _run(
             stop_reason = f"rate {rate:.1f} under half of the first interval's {first_rate:.1f}"
             proc.send_signal(signal.SIGINT)
         last_pages, last_t, last_cpu, last_server = pages, now, cpu, server
+        last_served = served or last_served
         next_mark = (pages // args.every + 1) * args.every
     code = proc.wait()
     print(f"{args.crawler}: exit {code}; {stop_reason or 'ended'}", flush=True)
@@ -352,7 +359,7 @@ def report(args: argparse.Namespace) -> int:
     series = {c: _previous(args.out / f"{c}.jsonl") for c in CRAWLERS}
     series = {c: rows for c, rows in series.items() if rows}
     print(markdown(series, every=args.table_every))
-    plot(series, args.out.parent / "scale.png")
+    plot(series, Path(__file__).with_name("scale.png"))
     return 0
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 Series = dict[str, list[dict[str, Any]]]
+COLORS = {"topicrawl": "tab:blue", "scrapy-memory": "tab:orange", "scrapy-jobdir": "tab:green"}
 
 
 def _at_marks(rows: list[dict[str, Any]], every: int) -> list[dict[str, Any]]:
@@ -21,10 +22,15 @@ def _at_marks(rows: list[dict[str, Any]], every: int) -> list[dict[str, Any]]:
     return out
 
 
+def _web_cpu(row: dict[str, Any]) -> str:
+    value = row.get("web_cpu_ms_per_served")
+    return "-" if value is None else f"{value}"
+
+
 def markdown(series: Series, *, every: int) -> str:
     head = (
         "| crawler | pages | s | pages/s (interval) | CPU ms/page | RSS MB (processes) | "
-        "DB MB | frontier MB | queued | web CPU ms/page | load |\n"
+        "DB MB | frontier MB | queued | web CPU ms/page served | load |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
@@ -35,7 +41,7 @@ def markdown(series: Series, *, every: int) -> str:
                 f"| {crawler} | {row['pages']:,} | {row['seconds']:,.0f} | {row['pages_per_s']} | "
                 f"{row['cpu_ms_per_page']} | {row['rss_total_mb']:.0f} ({procs}) | "
                 f"{row.get('db_mb', '-')} | {row.get('frontier_mb', '-')} | "
-                f"{row.get('queued', '-') or '-'} | {row.get('web_cpu_ms_per_page', '-')} | "
+                f"{row.get('queued', '-') or '-'} | {_web_cpu(row)} | "
                 f"{row['load'][0]} |"
             )
     return head + "\n".join(lines) + "\n"
@@ -63,7 +69,7 @@ def plot(series: Series, out: Path) -> None:
             points = [(r["pages"], r[field]) for r in rows if r.get(field) is not None]
             if points:
                 xs, ys = zip(*points, strict=True)
-                ax.plot(xs, ys, marker=".", label=crawler)
+                ax.plot(xs, ys, marker=".", label=crawler, color=COLORS.get(crawler))
         ax.set_title(title)
         ax.grid(alpha=0.3)
     for ax in axes[1]:
