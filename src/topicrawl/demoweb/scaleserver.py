@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import multiprocessing.sharedctypes
@@ -197,7 +198,7 @@ class ScaleServer:
             probe.bind((self.web.address(0), 0))
             port = probe.getsockname()[1]
             probe.close()
-            self.web = _at_port(self.web, port)
+            self.web = dataclasses.replace(self.web, port=port)
         context = multiprocessing.get_context("fork")
         for slot in range(self._processes):
             child = context.Process(
@@ -241,20 +242,6 @@ class ScaleServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _at_port(web: ScaleWeb, port: int) -> ScaleWeb:
-    return ScaleWeb(
-        seed=web.seed,
-        hosts=web.hosts,
-        base_address=web.base_address,
-        port=port,
-        min_links=web.min_links,
-        max_links=web.max_links,
-        cross_host_share=web.cross_host_share,
-        min_bytes=web.min_bytes,
-        max_bytes=web.max_bytes,
-    )
 
 
 @contextlib.contextmanager
