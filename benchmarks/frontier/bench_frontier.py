@@ -69,10 +69,14 @@ def make_stream(args: argparse.Namespace) -> tuple[list[str], list[list[int]]]:
     return urls, batches
 
 
-async def open_frontier(kind: str, directory: Path, capacity: int) -> FrontierCore:
+async def open_frontier(
+    kind: str, directory: Path, capacity: int, spill: int = 512
+) -> FrontierCore:
     options: dict[str, Any] = {"max_per_host": 1_000_000, "bloom_capacity": capacity}
     if kind == "memory":
         return MemoryFrontier(**options)
+    if kind == "sqlite-spill":  # at most `spill` keys of a host in memory
+        options["spill_limit"] = spill
     return await SqliteFrontier(directory / "bench.db", **options).open()
 
 
@@ -81,11 +85,13 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(7)
     scores = [rng.random() for _ in range(len(urls))]
     with tempfile.TemporaryDirectory(dir=args.tmp) as directory:
-        frontier = await open_frontier(args.child, Path(directory), max(len(urls), 1000))
+        frontier = await open_frontier(
+            args.child, Path(directory), max(len(urls), 1000), args.spill
+        )
         base = rss()
         half_at = len(batches) // 2
         half_rss = half_queued = 0
-        push_time = 0.0
+        push_time = first_half_time = 0.0
         pushed = added = 0
         for number, batch in enumerate(batches):
             requests = [Request(urls[i], score=scores[i], depth=1) for i in batch]
@@ -95,6 +101,7 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
             pushed += len(requests)
             await asyncio.sleep(0)  # a crawl's event loop runs other tasks between pages
             if number == half_at:
+                first_half_time = push_time
                 await frontier.flush()
                 half_rss, half_queued = rss(), await frontier.queued()
         start = time.perf_counter()
@@ -114,10 +121,10 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         pop_time = time.perf_counter() - start
 
         reopen_time = None
-        if args.child == "sqlite":
+        if args.child.startswith("sqlite"):
             await frontier.close()
             start = time.perf_counter()
-            frontier = await open_frontier(args.child, Path(directory), len(urls))
+            frontier = await open_frontier(args.child, Path(directory), len(urls), args.spill)
             reopen_time = time.perf_counter() - start
         await frontier.close()
     return {
@@ -126,6 +133,11 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         "unique": added,
         "push_per_s": pushed / push_time,
         "push_us_per_url": 1e6 * push_time / pushed,
+        # the cost of a push as the frontier fills: first half of the stream, then second
+        "push_us_halves": [
+            round(1e6 * first_half_time / max(1, pushed // 2), 2),
+            round(1e6 * (push_time - first_half_time) / max(1, pushed - pushed // 2), 2),
+        ],
         "queued": queued,
         "rss_per_queued_url": (end_rss - base) / queued,
         "rss_marginal_per_url": (end_rss - half_rss) / max(1, queued - half_queued),
@@ -142,6 +154,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--dup", type=float, default=0.9, help="share of duplicates in a batch")
     parser.add_argument("--impl", nargs="+", default=["memory", "sqlite"])
+    parser.add_argument("--spill", type=int, default=512, help="sqlite-spill: keys per host")
     parser.add_argument("--tmp", default=None, help="directory for the SQLite file")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -157,11 +170,15 @@ def main() -> None:
         f"{args.pushes:,} pushes over {args.hosts} hosts, batches of {args.batch}, "
         f"{args.dup:.0%} duplicates"
     )
-    print("| impl | push URLs/s | µs/URL | queued | RSS B/queued URL (marginal) | pop+ack /s |")
+    print(
+        "| impl | push URLs/s | µs/URL (1st half, 2nd half) | queued | RSS B/queued URL"
+        " (marginal) | pop+ack /s |"
+    )
     print("|---|---|---|---|---|---|")
     for r in results:
+        halves = ", ".join(f"{x:.1f}" for x in r["push_us_halves"])
         print(
-            f"| {r['impl']} | {r['push_per_s']:,.0f} | {r['push_us_per_url']:.2f} | "
+            f"| {r['impl']} | {r['push_per_s']:,.0f} | {r['push_us_per_url']:.2f} ({halves}) | "
             f"{r['queued']:,} | {r['rss_per_queued_url']:.0f} ({r['rss_marginal_per_url']:.0f}) "
             f"| {r['pop_ack_per_s']:,.0f} |"
         )

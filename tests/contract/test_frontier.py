@@ -48,6 +48,12 @@ async def _sqlite(place: Path, clock: FakeClock, **options: Any) -> Frontier:
     return await SqliteFrontier(place.with_suffix(".db"), clock=clock, **options).open()
 
 
+async def _sqlite_spill(place: Path, clock: FakeClock, **options: Any) -> Frontier:
+    """SQLite keeping at most 4 keys of a host in memory (the rest read back from the table)."""
+    options.setdefault("spill_limit", 4)
+    return await _sqlite(place, clock, **options)
+
+
 class _TestRedisFrontier(RedisFrontier):
     """Drops its namespace when closed, so each test leaves Redis as it found it."""
 
@@ -66,8 +72,13 @@ async def _redis(place: Path, clock: FakeClock, **options: Any) -> Frontier:
     return await frontier.open()
 
 
-FACTORIES: dict[str, Factory] = {"memory": _memory, "redis": _redis, "sqlite": _sqlite}
-DURABLE = ["sqlite"]
+FACTORIES: dict[str, Factory] = {
+    "memory": _memory,
+    "redis": _redis,
+    "sqlite": _sqlite,
+    "sqlite-spill": _sqlite_spill,
+}
+DURABLE = ["sqlite", "sqlite-spill"]
 
 Opener = Callable[..., Awaitable[Frontier]]
 

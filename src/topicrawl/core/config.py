@@ -261,6 +261,16 @@ class FrontierSettings(_Section):
         1_000_000, gt=0, le=10**9, description="URLs the Bloom filter is sized for."
     )
     bloom_error_rate: float = Field(1e-7, ge=1e-12, lt=1, description="Bloom false-positive rate.")
+    memory_keys_per_host: int = Field(
+        0,
+        ge=0,
+        le=10_000_000,
+        description=(
+            "SQLite frontier: most queued URLs of one host kept in memory (their ordering"
+            " keys, ~64 bytes each); the rest wait in the table and are read back best first."
+            " 0 keeps all (memory grows with the URLs queued); otherwise at least 2."
+        ),
+    )
 
 
 class StorageSettings(_Section):

@@ -198,6 +198,7 @@ async def _open_frontier(settings: CrawlSettings, pages_in_hand: int) -> Frontie
         lease_ttl=options.lease_ttl,
         bloom_capacity=options.bloom_capacity,
         bloom_error_rate=options.bloom_error_rate,
+        spill_limit=options.memory_keys_per_host,
     )
     await frontier.open()
     return frontier

@@ -102,6 +102,7 @@ class _Host:
         "paused_until",
         "ready_key",
         "size",
+        "spill_top",
         "wait_at",
     )
 
@@ -117,15 +118,44 @@ class _Host:
         self.paused_until = -math.inf  # nothing of the host is handed out before this
         self.ready_key: int | None = None  # the key it is filed under in the ready heap
         self.wait_at: float | None = None  # the time it is filed under in the waiting heap
+        # The best key the host may have in the store only (spilled, see HostQueues.spill);
+        # None: every live key of the host is in ``heap``.
+        self.spill_top: int | None = None
+
+
+Refill = Callable[[str, int, int], tuple[list[int], int | None]]
+"""``refill(host, count, slack)``: up to ``count`` keys of the host's queued URLs from the
+store, best first, skipping leased, deferred and done ones (``slack``: how many rows to read
+past ``count`` to make up for those); and the largest key read if more rows may be left,
+else ``None``."""
 
 
 class HostQueues:
-    """Per-host heaps of keys, and the ready and waiting schedules over hosts."""
+    """Per-host heaps of keys, and the ready and waiting schedules over hosts.
 
-    def __init__(self, *, default_delay: float, max_per_host: int, lease_headroom: int = 0) -> None:
+    With ``spill_limit`` (a durable store only), a host's heap is cut back to half of it by
+    :meth:`spill` whenever it holds more: the worst keys leave memory (their URLs stay queued
+    in the store) and ``refill`` reads the best of them back when the host's heap runs out of
+    keys better than them. Memory then grows with the hosts, not with the URLs queued.
+    """
+
+    def __init__(
+        self,
+        *,
+        default_delay: float,
+        max_per_host: int,
+        lease_headroom: int = 0,
+        spill_limit: int = 0,
+        refill: Refill | None = None,
+    ) -> None:
+        if spill_limit and (spill_limit < 2 or refill is None):
+            raise ConfigError("spill_limit needs refill and must be 0 (off) or at least 2")
         self.default_delay = default_delay
         self.max_per_host = max_per_host
         self.lease_headroom = lease_headroom
+        self.spill_limit = spill_limit
+        self._refill = refill
+        self._over: set[str] = set()  # hosts whose heap is over spill_limit
         self._hosts: dict[str, _Host] = {}
         self._ready: list[tuple[int, str]] = []
         self._waiting: list[tuple[float, str]] = []
@@ -148,6 +178,8 @@ class HostQueues:
         heapq.heappush(host.heap, key)
         host.size += 1
         self._live += 1
+        if self.spill_limit and len(host.heap) > self.spill_limit:
+            self._over.add(name)
         self._place(host, now)
 
     def load(self, name: str, keys: list[int], now: float) -> None:
@@ -157,7 +189,48 @@ class HostQueues:
         heapq.heapify(host.heap)
         host.size += len(keys)
         self._live += len(keys)
+        if self.spill_limit and len(host.heap) > self.spill_limit:
+            self._over.add(name)
         self._place(host, now)
+
+    def load_spilled(self, name: str, count: int, best: int) -> None:
+        """Count ``count`` more queued URLs of the host that stay in the store (rebuilding
+        after a restart), the best of them with key ``best``."""
+        host = self._host(name)
+        host.size += count
+        self._live += count
+        host.spill_top = best if host.spill_top is None else min(host.spill_top, best)
+
+    def spill(self, evictable: Callable[[int], bool]) -> int:
+        """Cut each host heap over ``spill_limit`` back to half of it; returns keys dropped.
+
+        The worst keys go, but only those whose URL ``evictable(fp)`` says the store holds
+        (a push not yet written must stay). The host remembers its best dropped key, so
+        :meth:`take` reads them back (``refill``) before it would hand out a worse one.
+        """
+        dropped = 0
+        for name in self._over:
+            host = self._hosts.get(name)
+            if host is None or len(host.heap) <= self.spill_limit:
+                continue
+            ordered = sorted(host.heap)
+            keep = self.spill_limit // 2
+            kept = ordered[:keep]
+            evicted: list[int] = []
+            for key in ordered[keep:]:
+                (evicted if evictable(fp_of(key)) else kept).append(key)
+            if evicted:
+                best = evicted[0]
+                host.spill_top = best if host.spill_top is None else min(host.spill_top, best)
+                dropped += len(evicted)
+            heapq.heapify(kept)
+            host.heap[:] = kept
+        self._over.clear()
+        return dropped
+
+    def keys_in_memory(self) -> int:
+        """Keys held in the host heaps (live and stale), for measuring the spill."""
+        return sum(len(h.heap) for h in self._hosts.values())
 
     def rekey(self, name: str, fp: int, key: int, now: float) -> None:
         """A queued URL got a new key (better, or worse after a rescore); its old key becomes
@@ -169,6 +242,8 @@ class HostQueues:
         heapq.heappush(host.heap, key)
         if len(host.heap) > 2 * host.size + 64:
             _drop_superseded(host.heap)
+        if self.spill_limit and len(host.heap) > self.spill_limit:
+            self._over.add(name)
         self._place(host, now)
 
     def defer(self, name: str, fp: int, key: int, due: float) -> None:
@@ -293,11 +368,18 @@ class HostQueues:
                 continue
             heap = host.heap
             value: T | None = None
-            while heap:
-                value = resolve(heap[0])
-                if value is not None:
+            added = -1
+            while True:
+                spilled = host.spill_top
+                if spilled is not None and (not heap or heap[0] > spilled):
+                    added = self._read_back(host)
+                while heap:
+                    value = resolve(heap[0])
+                    if value is not None:
+                        break
+                    heapq.heappop(heap)
+                if value is not None or host.spill_top is None or added == 0:
                     break
-                heapq.heappop(heap)
             if value is None:
                 # Only stale keys were left: the live count was wrong (the store lost rows).
                 self._live -= host.size
@@ -314,6 +396,21 @@ class HostQueues:
                     continue
             return host, top, value
         return None
+
+    def _read_back(self, host: _Host) -> int:
+        """Bring the best spilled keys of the host back into its heap; returns how many."""
+        assert self._refill is not None
+        heap = host.heap
+        slack = len(heap) + host.leases + host.deferred + 16
+        keys, more_after = self._refill(host.name, max(self.spill_limit // 2, 1), slack)
+        present = set(heap)
+        added = 0
+        for key in keys:
+            if key not in present:
+                heapq.heappush(heap, key)
+                added += 1
+        host.spill_top = more_after
+        return added
 
     def _advance(self, now: float) -> None:
         deferred_heap = self._deferred_heap
@@ -353,6 +450,17 @@ class HostQueues:
                     heapq.heapify(self._waiting)
             return
         host.wait_at = None
+        spilled = host.spill_top
+        if spilled is not None and (not host.heap or host.heap[0] > spilled):
+            # The host's best URLs are in the store only: read them back, so that it is filed
+            # under its real best key (or, if the store has none left, the count was wrong,
+            # as when the store lost rows).
+            self._read_back(host)
+        if not host.heap:
+            self._live -= host.size
+            host.size = 0
+            host.ready_key = None
+            return
         top = host.heap[0]
         if host.ready_key is None or top < host.ready_key:
             host.ready_key = top

@@ -136,6 +136,19 @@ _ROW = (
     "SELECT state, seq, score, url, depth, parent_url, anchor, inherited, reasons "
     "FROM frontier_requests WHERE fp = ?"
 )
+# Spilled URLs are read back best first per host (only built when spilling is on).
+_SPILL_INDEX = (
+    "CREATE INDEX IF NOT EXISTS frontier_requests_spill"
+    " ON frontier_requests (host, state, score DESC, seq)"
+)
+_SPILLED = (
+    "SELECT fp, score, seq FROM frontier_requests WHERE host = ? AND state = ?"
+    " ORDER BY score DESC, seq LIMIT ?"
+)
+_SPILLED_AFTER = (
+    "SELECT fp, score, seq FROM frontier_requests WHERE host = ? AND state = ?"
+    " AND (score < ? OR (score = ? AND seq > ?)) ORDER BY score DESC, seq LIMIT ?"
+)
 _IN_CHUNK = 256
 _MISSING = object()
 
@@ -193,6 +206,7 @@ class SqliteFrontier(FrontierCore):
         flush_every: int = 5000,
         cache_size: int = 65536,
         busy_timeout: float = 10.0,
+        spill_limit: int = 0,
     ) -> None:
         super().__init__(
             default_delay=default_delay,
@@ -208,6 +222,10 @@ class SqliteFrontier(FrontierCore):
             raise ConfigError("flush_every must be >= 1 and cache_size >= 2")
         if not busy_timeout >= 0:
             raise ConfigError(f"busy_timeout must be >= 0, got {busy_timeout}")
+        if spill_limit < 0 or spill_limit == 1:
+            raise ConfigError(f"spill_limit must be 0 (off) or at least 2, got {spill_limit}")
+        self._spill_limit = spill_limit
+        self._queues = self._new_queues()
         self._path = Path(path)
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise ConfigError("SqliteFrontier needs a file path (use MemoryFrontier otherwise)")
@@ -318,6 +336,8 @@ class SqliteFrontier(FrontierCore):
                 raise FrontierError(f"{self._path}: cannot switch the database to WAL mode")
             for statement in _SCHEMA:
                 self._writer.execute(statement)
+            if self._spill_limit:
+                self._writer.execute(_SPILL_INDEX)
             self._check_schema()
             self._load()
         except sqlite3.Error as exc:
@@ -356,12 +376,7 @@ class SqliteFrontier(FrontierCore):
         assert self._writer is not None
         conn = self._writer
         now = self._clock()
-        queues = self._queues  # start from empty queues, even if an earlier open() failed
-        self._queues = HostQueues(
-            default_delay=queues.default_delay,
-            max_per_host=queues.max_per_host,
-            lease_headroom=queues.lease_headroom,
-        )
+        self._queues = self._new_queues()  # empty, even if an earlier open() failed
         for host, delay in conn.execute("SELECT host, delay FROM frontier_hosts").fetchall():
             self._queues.set_delay(host, float(delay), now)
         rows = conn.execute("SELECT count(*) FROM frontier_requests").fetchall()[0][0]
@@ -372,6 +387,8 @@ class SqliteFrontier(FrontierCore):
         )
         dues = dict(conn.execute("SELECT fp, due FROM frontier_due WHERE due > ?", (now,)))
         per_host: dict[str, list[int]] = {}
+        spilled: dict[str, tuple[int, int]] = {}  # host -> (URLs left in the store, best key)
+        limit = self._spill_limit
         last_seq = 0
         cursor = conn.execute("SELECT fp, state, score, seq, host FROM frontier_requests")
         while batch := cursor.fetchmany(20000):
@@ -387,8 +404,18 @@ class SqliteFrontier(FrontierCore):
                         keys = per_host[host] = []
                     keys.append(make_key(score, seq, fp))
             self._seen.load(fps)
+            if limit:  # keep the best half of the limit per host; count the rest
+                for host, keys in per_host.items():
+                    if len(keys) > limit:
+                        keys.sort()
+                        cut = keys[limit // 2]
+                        count, best = spilled.get(host, (0, cut))
+                        spilled[host] = (count + len(keys) - limit // 2, min(best, cut))
+                        del keys[limit // 2 :]
         for host, keys in per_host.items():
             self._queues.load(host, keys, now)
+        for host, (count, best) in spilled.items():
+            self._queues.load_spilled(host, count, best)
         self._seq = last_seq
 
     def _close_sync(self) -> None:
@@ -460,6 +487,8 @@ class SqliteFrontier(FrontierCore):
                 self._cache_put(fp, rec.score)
             for fp in acked:
                 self._cache_put(fp, None)
+            if self._spill_limit:
+                self._queues.spill(self._written)
 
     def _commit_sync(
         self,
@@ -571,6 +600,52 @@ class SqliteFrontier(FrontierCore):
         except sqlite3.Error as exc:
             raise _frontier_error(exc, self._path, "read the frontier") from exc
         return rows[0] if rows else None
+
+    def _new_queues(self) -> HostQueues:
+        queues = self._queues
+        return HostQueues(
+            default_delay=queues.default_delay,
+            max_per_host=queues.max_per_host,
+            lease_headroom=queues.lease_headroom,
+            spill_limit=self._spill_limit,
+            refill=self._read_spilled if self._spill_limit else None,
+        )
+
+    def _written(self, fp: int) -> bool:
+        """Whether the URL's row is in the table as queued now (so its key may leave memory)."""
+        return fp not in self._dirty and fp not in self._committing
+
+    def _read_spilled(self, host: str, count: int, slack: int) -> tuple[list[int], int | None]:
+        """The best ``count`` queued keys of the host in the table (see ``Refill``).
+
+        Rows whose URL is leased, acked, deferred or has a change not yet written (its live
+        key is in memory: such keys are never spilled) are skipped, reading on past them.
+        """
+        reader = self._db_reader()
+        deferred = self._queues.is_deferred
+        keys: list[int] = []
+        page = count + slack
+        last: tuple[int, float, int] | None = None
+        while True:
+            try:
+                if last is None:
+                    rows = reader.execute(_SPILLED, (host, QUEUED, page)).fetchall()
+                else:
+                    _, score, seq = last
+                    rows = reader.execute(
+                        _SPILLED_AFTER, (host, QUEUED, score, score, seq, page)
+                    ).fetchall()
+            except sqlite3.Error as exc:
+                raise _frontier_error(exc, self._path, "read the frontier") from exc
+            for fp, score, seq in rows:
+                last = (fp, score, seq)
+                if self._not_queued(fp) or deferred(fp) or self._pending(fp) is not None:
+                    continue
+                keys.append(make_key(score, seq, fp))
+                if len(keys) == count:
+                    return keys, make_key(score, seq, fp)
+            if len(rows) < page:
+                return keys, None
 
     def _db_reader(self) -> sqlite3.Connection:
         if self._reader is None:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from topicrawl.core.errors import DatabaseCorrupt, DatabaseLocked, StorageError
 from topicrawl.storage.target import DatabaseTarget
@@ -33,6 +34,7 @@ DATABASE_ERRORS: tuple[type[BaseException], ...] = (
     DBAPIError,
     OSError,
     TimeoutError,
+    PoolTimeout,
     sqlite3.Error,
 )
 
@@ -79,7 +81,9 @@ def is_transient(exc: BaseException) -> bool:
     for error in _chain(exc):
         if isinstance(error, DBAPIError) and error.connection_invalidated:
             return True
-        if isinstance(error, (ConnectionError, TimeoutError)):
+        # PoolTimeout: every pooled connection stayed busy for the pool's timeout (30 s), as
+        # under a heavily loaded machine with many pages in flight; a later try may get one.
+        if isinstance(error, (ConnectionError, TimeoutError, PoolTimeout)):
             return True
         sqlstate = getattr(error, "sqlstate", None)
         if isinstance(sqlstate, str) and (
