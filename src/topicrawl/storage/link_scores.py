@@ -23,10 +23,15 @@ import json
 import math
 from collections.abc import Sequence
 from itertools import chain
+from typing import TYPE_CHECKING
 
-import numpy
-
+from topicrawl.core.lazy import LazyModule
 from topicrawl.core.models import Link, LinkScore
+
+if TYPE_CHECKING:
+    import numpy
+else:
+    numpy = LazyModule("numpy")  # only a scoring strategy's pages need it, not a bfs crawl
 
 __all__ = ["MAX_LINKS", "decode_link_scores", "encode_link_scores"]
 
