@@ -572,12 +572,19 @@ class RedisFrontier:
             str(bloom.hashes),
             str(_SEGMENT_BITS),
         ]
+        # Known from the moment the push starts, not when (each batch's) answer comes back:
+        # the pages handled meanwhile (16 in flight) would otherwise push the same links again
+        # (measured: 9,162 links sent for 7,053 URLs in 2,000 Java pages). Forgotten again
+        # if their batch does not queue them (a refusal, or Redis lost). Known gap: a page
+        # handled while such a push was on its way has skipped those links already; if the
+        # push is then refused (page limit reached) or lost, that page does not push them.
+        all_fps = fingerprints([request.url for request in requests])
+        new = set(self._remember_new(all_fps))
         for start in range(0, max(len(requests), 1 if reserve else 0), _BATCH):
             args: list[str] = []
-            fps: list[int] = []
-            for request in requests[start : start + _BATCH]:
-                fp = fingerprint(request.url)
-                fps.append(fp)
+            for request, fp in zip(
+                requests[start : start + _BATCH], all_fps[start : start + _BATCH], strict=True
+            ):
                 a, b = self._positions(fp)
                 host = host_of(request.url)
                 owner = owners.get(host)
@@ -586,11 +593,15 @@ class RedisFrontier:
                 score = _num(0.0 - request.score)
                 args += [host, f"{fp & _U64:016x} {score} {a} {b} {owner}\t{_payload(request)}"]
             token = reserve if start == 0 else ""
-            result = int(await self._run("push", [*self._now_args(), *head, token, *args]))
-            if result < 0:
+            try:
+                result = int(await self._run("push", [*self._now_args(), *head, token, *args]))
+            except BaseException:
+                self._known.difference_update(new.intersection(all_fps[start:]))
+                raise
+            if result < 0:  # only the first batch reserves: nothing was queued
+                self._known.difference_update(new)
                 return result
             added += result
-            self._remember(fps)
         if added:
             self._gate.open()
         return added
@@ -839,6 +850,13 @@ class RedisFrontier:
         if len(self._known) + len(fps) > _KNOWN_MAX:
             self._known.clear()
         self._known.update(fps)
+
+    def _remember_new(self, fps: Sequence[int]) -> list[int]:
+        """Remember ``fps``; the ones not known before (to forget if their push fails)."""
+        known = self._known
+        new = [fp for fp in fps if fp not in known]
+        self._remember(new)
+        return new
 
     # -- partitioning (used by the coordinator and the workers)
 

@@ -134,6 +134,11 @@ async def test_a_refused_reservation_queues_none_of_the_pages_links(
     # Not final yet: the second waits for it (and gives up as its lease ends).
     assert await frontier.reserve_page(second, [Request(url="http://a.example.org/other")]) is None
     assert await frontier.queued() == 1  # the first page's link only
+    # The refused page's link is not taken as pushed: another page linking to it pushes it.
+    assert frontier.known(["http://a.example.org/new", "http://a.example.org/other"]) == [
+        True,
+        False,
+    ]
     # A retried call (its reply lost) does not reserve twice.
     assert await frontier.reserve_page(first, []) == 0
     assert (await namespace.state()).reserved == 1

@@ -14,14 +14,18 @@ if ARGV[7] ~= '' then
 end
 local added = 0
 local touched = {}
+local checked = {}  -- hosts whose owner this call has settled (a page's links share a host)
 for i = 8, #ARGV, 2 do
   local host = ARGV[i]
   local fphex, score, bloom_a, bloom_b, owner, payload =
     string.match(ARGV[i + 1], '^(%x+) (%S+) (%d*) (%d*) (%S*)\t(.*)$')
   local fp = hex2bin(fphex)
-  if owner ~= '' and not redis.call('HGET', K_OWNER, host)
-      and redis.call('SISMEMBER', K_MEMBERS, owner) == 1 then
-    move_host(host, owner, now, maxph)
+  if owner ~= '' and not checked[host] then
+    checked[host] = true  -- the same proposed owner for each of its links (see _push)
+    if not redis.call('HGET', K_OWNER, host)
+        and redis.call('SISMEMBER', K_MEMBERS, owner) == 1 then
+      move_host(host, owner, now, maxph)
+    end
   end
   local new
   if exact then
