@@ -17,6 +17,7 @@ from topicrawl.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_MISSING,
     EXIT_SERVICE,
+    dump_tasks_on_sigusr1,
     err,
     fail,
     out,
@@ -137,6 +138,7 @@ async def _crawl(
 
                 for sig in (signal.SIGINT, signal.SIGTERM):
                     loop.add_signal_handler(sig, on_signal, sig)
+                dump_tasks_on_sigusr1()
                 stats = await crawler.run()
                 left = await crawler.frontier.queued()
     except asyncio.CancelledError:

@@ -9,7 +9,10 @@ topicrawl error, 128 + the signal when interrupted (130 Ctrl-C, 143 SIGTERM).
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
+import signal
+import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -27,6 +30,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_MISSING",
     "EXIT_SERVICE",
+    "dump_tasks_on_sigusr1",
     "err",
     "fail",
     "out",
@@ -44,6 +48,28 @@ EXIT_SERVICE = 4
 EXIT_INTERRUPTED = 130
 
 T = TypeVar("T")
+
+
+def dump_tasks(loop: asyncio.AbstractEventLoop, stream: Any = None) -> None:
+    """Write every asyncio task of ``loop`` with the stack it waits at (to stderr by default):
+    what a crawl that no longer moves is waiting for."""
+    stream = sys.stderr if stream is None else stream
+    tasks = sorted(asyncio.all_tasks(loop), key=lambda task: task.get_name())
+    buffer = io.StringIO()
+    buffer.write(f"--- {len(tasks)} asyncio tasks (SIGUSR1) ---\n")
+    for task in tasks:
+        buffer.write(f"{task.get_name()}: {task.get_coro()!r}\n")
+        task.print_stack(limit=12, file=buffer)
+    buffer.write("--- end of tasks ---\n")
+    stream.write(buffer.getvalue())
+    stream.flush()
+
+
+def dump_tasks_on_sigusr1() -> None:
+    """On SIGUSR1 the running loop's tasks are written to stderr, the crawl going on
+    (``kill -USR1 PID`` on a crawl or worker that seems stuck)."""
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGUSR1, dump_tasks, loop)
 
 
 def setup_logging(level: str) -> None:

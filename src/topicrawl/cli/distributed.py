@@ -23,6 +23,7 @@ from rich.text import Text
 from topicrawl.cli.common import (
     EXIT_CONFIG,
     EXIT_MISSING,
+    dump_tasks_on_sigusr1,
     err,
     fail,
     out,
@@ -109,6 +110,7 @@ def _stop_on_signals(
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
+    dump_tasks_on_sigusr1()
 
 
 def worker(  # noqa: PLR0917 - typer maps each option to a parameter

@@ -109,3 +109,27 @@ def test_a_second_interrupt_quits_at_once_with_exit_130(
     assert child.returncode == 130, err.decode()
     assert b"Traceback" not in err
     assert b"interrupted by SIGINT" in err
+
+
+def test_sigusr1_writes_the_crawls_tasks_and_the_crawl_goes_on(
+    server: DemoWebServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "crawl.db"
+    child = subprocess.Popen(
+        crawl_argv(server, db), env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        wait_for_pages(db, child, 2)
+        child.send_signal(signal.SIGUSR1)
+        stored = stored_pages(db)
+        wait_for_pages(db, child, stored + 2)  # still crawling after the dump
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err.decode()
+    text = err.decode()
+    assert "asyncio tasks (SIGUSR1)" in text
+    assert "end of tasks" in text
+    assert "Crawler.run" in text or "_checkpoint_loop" in text
