@@ -144,7 +144,7 @@ def _descendants(pid: int) -> list[int]:
 
 def report_hang(procs: list[subprocess.Popen[bytes]], out: Path) -> None:
     """Say which processes of a run did not end, with a py-spy dump of each (and its
-    children), and ask each for its asyncio tasks (SIGUSR1, where a handler is installed)."""
+    children), and ask each for its asyncio tasks (SIGUSR1: crawl and worker write them to their stderr, which is this script's)."""
     spy = BIN / "py-spy"
     with out.open("a") as dump:
         for proc in procs:
@@ -164,7 +164,11 @@ def report_hang(procs: list[subprocess.Popen[bytes]], out: Path) -> None:
     for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGUSR1)
-    print(f"HUNG: processes still running after the timeout; dumps in {out}", flush=True)
+    print(
+        f"HUNG: processes still running after the timeout; py-spy dumps in {out}, each"
+        " process's asyncio tasks (SIGUSR1) on this script's stderr",
+        flush=True,
+    )
 
 
 def run_variant(
