@@ -144,7 +144,8 @@ def _descendants(pid: int) -> list[int]:
 
 def report_hang(procs: list[subprocess.Popen[bytes]], out: Path) -> None:
     """Say which processes of a run did not end, with a py-spy dump of each (and its
-    children), and ask each for its asyncio tasks (SIGUSR1: crawl and worker write them to their stderr, which is this script's)."""
+    children), and ask each for its asyncio tasks (SIGUSR1: crawl and worker write them to
+    their stderr, which is this script's)."""
     spy = BIN / "py-spy"
     with out.open("a") as dump:
         for proc in procs:
