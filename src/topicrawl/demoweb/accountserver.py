@@ -28,7 +28,7 @@ from topicrawl.core.errors import ConfigError
 from topicrawl.demoweb.accounts import AccountWorld, DemoAccount, DemoStatus
 from topicrawl.demoweb.microblog import MicroPost, status_json
 from topicrawl.demoweb.ratelimit import RateWindow
-from topicrawl.demoweb.threaded import ThreadedServer
+from topicrawl.demoweb.threaded import ThreadedServer, serve_app
 
 __all__ = ["AccountServer", "search_tokens"]
 
@@ -122,16 +122,9 @@ class AccountServer(ThreadedServer):
         app.router.add_get("/api/v1/accounts/{id}", self._account)
         app.router.add_get("/api/v1/accounts/{id}/following", self._following)
         app.router.add_get("/api/v1/accounts/{id}/statuses", self._statuses)
-        runner = aioweb.AppRunner(app, access_log=None, shutdown_timeout=0.25)
-        await runner.setup()
-        site = aioweb.TCPSite(runner, self._host, self._port)
-        try:
-            await site.start()
-        except OSError:
-            await runner.cleanup()
-            raise
+        runner, port = await serve_app(app, self._host, self._port)
         self._runner = runner
-        self._base = f"http://{self._host}:{int(runner.addresses[0][1])}/"
+        self._base = f"http://{self._host}:{port}/"
         return self._base
 
     async def stop(self) -> None:

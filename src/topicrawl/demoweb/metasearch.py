@@ -29,7 +29,7 @@ from aiohttp import web as aioweb
 
 from topicrawl.demoweb.graph import DemoWeb
 from topicrawl.demoweb.model import DemoPage, Kind
-from topicrawl.demoweb.threaded import ThreadedServer
+from topicrawl.demoweb.threaded import ThreadedServer, serve_app
 
 __all__ = ["ENGINES", "DemoSearch", "SearchServer"]
 
@@ -160,13 +160,10 @@ class SearchServer(ThreadedServer):
     async def start(self) -> str:
         app = aioweb.Application()
         app.router.add_get("/search", self._handle)
-        runner = aioweb.AppRunner(app, access_log=None, shutdown_timeout=0.25)
-        await runner.setup()
-        site = aioweb.TCPSite(runner, self._host, self._port)
-        await site.start()
+        runner, port = await serve_app(app, self._host, self._port)
         self._runner = runner
         self._search = DemoSearch(self._web)
-        self.base_url = f"http://{self._host}:{runner.addresses[0][1]}/"
+        self.base_url = f"http://{self._host}:{port}/"
         return self.base_url
 
     async def stop(self) -> None:

@@ -39,7 +39,7 @@ from aiohttp import web as aioweb
 from topicrawl.core.errors import ConfigError
 from topicrawl.demoweb.ratelimit import RateWindow
 from topicrawl.demoweb.text import LOCAL_NEWS, Topic, Vocabulary, topic_by_id
-from topicrawl.demoweb.threaded import ThreadedServer
+from topicrawl.demoweb.threaded import ThreadedServer, serve_app
 from topicrawl.topics.ahp import HeatWeights, PostEngagement, default_heat_weights, post_heat
 
 __all__ = [
@@ -612,15 +612,7 @@ class MicroblogServer(ThreadedServer):
         app.router.add_get("/api/v2/search", self._search)
         app.router.add_get("/api/v1/timelines/tag/{hashtag}", self._tag)
         app.router.add_get("/api/v1/instance", self._instance)
-        runner = aioweb.AppRunner(app, access_log=None, shutdown_timeout=0.25)
-        await runner.setup()
-        site = aioweb.TCPSite(runner, self._host, self._port)
-        try:
-            await site.start()
-        except OSError:
-            await runner.cleanup()
-            raise
-        port = int(runner.addresses[0][1])
+        runner, port = await serve_app(app, self._host, self._port)
         self._runner = runner
         self._base = f"http://{self._host}:{port}/"
         self._started_at = time.monotonic()

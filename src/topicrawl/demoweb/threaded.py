@@ -9,7 +9,26 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Self
 
-__all__ = ["ThreadedServer"]
+from aiohttp import web as aioweb
+
+__all__ = ["ThreadedServer", "serve_app"]
+
+
+async def serve_app(app: aioweb.Application, host: str, port: int) -> tuple[aioweb.AppRunner, int]:
+    """Start ``app`` on ``host``:``port`` (0: any free port); returns its runner (stop it with
+    ``runner.cleanup()``) and the port bound.
+
+    Raises:
+        OSError: the address or port could not be bound (nothing is left running).
+    """
+    runner = aioweb.AppRunner(app, access_log=None, shutdown_timeout=0.25)
+    await runner.setup()
+    try:
+        await aioweb.TCPSite(runner, host, port).start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    return runner, int(runner.addresses[0][1])
 
 
 class ThreadedServer:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from aiohttp import web as aioweb
 
 from topicrawl.core.errors import ConfigError
-from topicrawl.demoweb.threaded import ThreadedServer
+from topicrawl.demoweb.threaded import ThreadedServer, serve_app
 from topicrawl.demoweb.video.site import VideoSite
 from topicrawl.demoweb.video.templates import TEMPLATE_VERSIONS
 
@@ -186,14 +186,7 @@ class VideoServer(ThreadedServer):
             raise RuntimeError("the demo video site is already started")
         app = aioweb.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = aioweb.AppRunner(app, access_log=None, shutdown_timeout=0.25)
-        await runner.setup()
-        try:
-            await aioweb.TCPSite(runner, self._host, self._port).start()
-        except OSError:
-            await runner.cleanup()
-            raise
-        port = int(runner.addresses[0][1])
+        runner, port = await serve_app(app, self._host, self._port)
         self._site = self._unbound.at_base(f"http://{self._host}:{port}/")
         self._runner = runner
         with self._lock:
