@@ -9,25 +9,12 @@ from collections.abc import Sequence
 
 import pytest
 
+from tests.unit.focus.pages import html_page
 from topicrawl.core.errors import ConfigError
-from topicrawl.core.models import Link, Page, Request
+from topicrawl.core.models import Link, Request
 from topicrawl.focus import FocusedStrategy, make_strategy
 
 SEED = {"seed": 1.0}
-
-
-def _page(url: str, links: Sequence[Link], reasons: dict[str, float] | None = None) -> Page:
-    return Page(
-        url=url,
-        final_url=url,
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        content_type="text/html",
-        text="nothing here",
-        links=tuple(links),
-        reasons=reasons or {},
-    )
 
 
 def _focused(**options: object) -> FocusedStrategy:
@@ -47,7 +34,7 @@ def _block(names: Sequence[str], block: int = 0) -> list[Link]:
 
 def test_own_words_break_the_tie_of_a_block() -> None:
     links = _block(["crawler", "alpha", "beta"])
-    page = _page("http://a/", links)
+    page = html_page("http://a/", links)
     off = _by_url(_focused().on_page(page).requests)
     on = _by_url(_focused(own_words_weight=0.25).on_page(page).requests)
     # The block "crawler alpha beta" against "crawler", every IDF equal: 1 / sqrt(3).
@@ -72,7 +59,7 @@ def test_a_seeds_menu_links_are_raised_to_the_menu_score() -> None:
     named = _block(["news", "crawler"], block=2)
     links = [*menu, *long_list, *named]
     on = _focused(menu_score=0.25)
-    queued = _by_url(on.on_page(_page("http://a/", links, SEED)).requests)
+    queued = _by_url(on.on_page(html_page("http://a/", links, reasons=SEED)).requests)
     for name in ("home", "docs", "about"):
         assert queued[f"http://a/{name}.html"].score == pytest.approx(0.25)
         assert queued[f"http://a/{name}.html"].reasons["menu"] == pytest.approx(0.25)
@@ -85,13 +72,13 @@ def test_a_seeds_menu_links_are_raised_to_the_menu_score() -> None:
     assert "menu" not in queued["http://a/crawler.html"].reasons
     # Off, the menu's links score 0 and are held back.
     off = _focused()
-    held = _by_url(off.on_page(_page("http://a/", links, SEED)).requests)
+    held = _by_url(off.on_page(html_page("http://a/", links, reasons=SEED)).requests)
     assert "http://a/home.html" not in held
 
 
 def test_only_a_seeds_menu_is_raised() -> None:
     strategy = _focused(menu_score=0.25)
-    page = _page("http://a/page.html", _block(["home", "docs", "about"]))
+    page = html_page("http://a/page.html", _block(["home", "docs", "about"]))
     assert "http://a/home.html" not in _by_url(strategy.on_page(page).requests)
 
 

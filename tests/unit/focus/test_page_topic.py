@@ -4,21 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from topicrawl.core.models import Link, Page
+from tests.unit.focus.pages import html_page
+from topicrawl.core.models import Link
 from topicrawl.focus import FocusedStrategy, make_strategy
-
-
-def _page(url: str, text: str, links: tuple[Link, ...]) -> Page:
-    return Page(
-        url=url,
-        final_url=url,
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        content_type="text/html",
-        text=text,
-        links=links,
-    )
 
 
 def test_a_page_is_filed_under_its_best_topic_with_each_links_priority() -> None:
@@ -30,10 +18,14 @@ def test_a_page_is_filed_under_its_best_topic_with_each_links_priority() -> None
     )
 
     result = strategy.on_page(
-        _page("http://a.test/", "a cooking recipe for soup: cooking soup, recipe by recipe", links)
+        html_page(
+            "http://a.test/",
+            links,
+            text="a cooking recipe for soup: cooking soup, recipe by recipe",
+        )
     )
     other = strategy.on_page(
-        _page("http://b.test/", "a web crawler is a spider; the crawler fetches pages", ())
+        html_page("http://b.test/", (), text="a web crawler is a spider; the crawler fetches pages")
     )
 
     assert result.topic == "cooking recipe, soup"
@@ -53,13 +45,15 @@ def test_a_page_is_filed_under_its_best_topic_with_each_links_priority() -> None
 def test_other_strategies_with_topics_file_the_page_too(name: str) -> None:
     strategy = make_strategy(name, topics=["web crawler, spider", "cooking recipe, soup"])
 
-    result = strategy.on_page(_page("http://a.test/", "cooking soup: a recipe for soup", ()))
+    result = strategy.on_page(
+        html_page("http://a.test/", (), text="cooking soup: a recipe for soup")
+    )
 
     assert result.topic == "cooking recipe, soup"
 
 
 def test_bfs_without_topics_files_nothing() -> None:
-    result = make_strategy("bfs", topics=[]).on_page(_page("http://a.test/", "words", ()))
+    result = make_strategy("bfs", topics=[]).on_page(html_page("http://a.test/", (), text="words"))
     assert result.topic is None
 
 
@@ -73,7 +67,7 @@ def test_best_first_and_shark_give_each_links_priority_too(name: str, components
         Link(url=f"http://a.test/{n}", anchor=anchor, block=n % 2)
         for n, anchor in enumerate(["tomato soup recipe", "contact", "tomato soup recipe"])
     )
-    page = _page("http://a.test/", "cooking soup: a recipe for soup", links)
+    page = html_page("http://a.test/", links, text="cooking soup: a recipe for soup")
 
     result = strategy.on_page(page)
 
@@ -91,6 +85,6 @@ def test_bfs_gives_no_link_priorities() -> None:
     strategy = make_strategy("bfs", topics=["web crawler, spider"])
     links = (Link(url="http://a.test/1", anchor="web crawler", block=0),)
 
-    result = strategy.on_page(_page("http://a.test/", "a web crawler", links))
+    result = strategy.on_page(html_page("http://a.test/", links, text="a web crawler"))
 
     assert result.link_scores == ()

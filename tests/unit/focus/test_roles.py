@@ -8,8 +8,9 @@ import math
 
 import pytest
 
+from tests.unit.focus.pages import html_page
 from topicrawl.core.errors import ConfigError
-from topicrawl.core.models import Link, Page
+from topicrawl.core.models import Link
 from topicrawl.focus import FocusedStrategy, make_strategy
 from topicrawl.focus.roles import RoleAnchors, anchor_key
 
@@ -54,20 +55,6 @@ def test_min_pages_is_checked() -> None:
         make_strategy("focused", topics=["crawler"], role_anchors=1)
 
 
-def _page(url: str, links: list[Link]) -> Page:
-    return Page(
-        url=url,
-        final_url=url,
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        content_type="text/html",
-        text="nothing here",
-        links=tuple(links),
-        reasons={},
-    )
-
-
 def _focused(**options: object) -> FocusedStrategy:
     strategy = make_strategy("focused", topics=["crawler"], adaptive=False, **options)
     assert isinstance(strategy, FocusedStrategy)
@@ -84,7 +71,7 @@ def test_a_role_links_url_words_give_no_anchor_credit() -> None:
             Link(f"http://h/crawler/class-use/P{i}.html", "Use", block=0, block_text="Use"),
             Link(f"http://h/c{i}.html", "crawler", block=1, block_text="crawler"),
         ]
-        page = _page(f"http://h/crawler/P{i}.html", links)
+        page = html_page(f"http://h/crawler/P{i}.html", links)
         with_roles = {r.url: r for r in on.on_page(page).link_scores}
         without = {r.url: r for r in off.on_page(page).link_scores}
     use = "http://h/crawler/class-use/P2.html"
