@@ -12,10 +12,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from topicrawl.core.config import CrawlSettings
-from topicrawl.core.errors import BodyTooLarge, ConfigError, StorageError
+from topicrawl.core.errors import ConfigError, StorageError
 from topicrawl.core.models import CrawlStats, Request, Response
 from topicrawl.core.protocols import Frontier, Storage, Strategy
-from topicrawl.engine.crawl import Crawler, CrawlLimits, HostPolicy, PageBudget, ProgressFn
+from topicrawl.engine.crawl import (
+    Crawler,
+    CrawlLimits,
+    HostPolicy,
+    PageBudget,
+    ProgressFn,
+    body_within,
+)
 from topicrawl.engine.kg import open_kg
 from topicrawl.engine.learning import LearningCheckpoints, restore_learning, save_learning
 from topicrawl.engine.parsers import open_parser_library
@@ -586,10 +593,7 @@ async def _render_stage(
 
     async def fetch_resource(url: str, page_url: str, max_bytes: int) -> Fetched:
         response = await fetch(url, page_url, resources)
-        body = response.body
-        raw = body.encode("utf-8") if isinstance(body, str) else body
-        if len(raw) > max_bytes:
-            raise BodyTooLarge(url, f"{len(raw):,} bytes, over the page's room of {max_bytes:,}")
+        raw = body_within(response, url, max_bytes, cap="the page's room")
         return Fetched(response.status, response.content_type, raw)
 
     pool = BrowserPool(settings=browser, fetch=fetch_resource, user_agent=settings.fetch.user_agent)

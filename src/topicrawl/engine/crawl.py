@@ -153,6 +153,20 @@ def _hook_spacing(fetcher: Fetcher, spaced: Callable[[str], Awaitable[None]]) ->
     return True
 
 
+def body_within(response: Response, url: str, max_bytes: int, *, cap: str = "the cap") -> bytes:
+    """The body of the response to ``url`` as bytes, at most ``max_bytes`` (``cap`` names
+    that limit in the error).
+
+    Raises:
+        BodyTooLarge: the body is longer.
+    """
+    body = response.body
+    raw = body.encode("utf-8") if isinstance(body, str) else body
+    if len(raw) > max_bytes:
+        raise BodyTooLarge(url, f"{len(raw):,} bytes, over {cap} of {max_bytes:,}")
+    return raw
+
+
 class Crawler:
     """Runs one crawl to completion, to its page limit, or until :meth:`stop`.
 
@@ -629,11 +643,7 @@ class Crawler:
             FetchError: as a page's fetch would (robots.txt, scope, HTTP errors, caps).
         """
         response = await self.fetch_politely(self._extra_fetcher, url, parent)
-        body = response.body
-        raw = body.encode("utf-8") if isinstance(body, str) else body
-        if len(raw) > max_bytes:
-            raise BodyTooLarge(url, f"{len(raw):,} bytes, over the cap of {max_bytes:,}")
-        return raw
+        return body_within(response, url, max_bytes)
 
     async def fetch_politely(self, fetcher: Fetcher, url: str, parent: str) -> Response:
         """Fetch ``url`` (found on or loaded by page ``parent``) with ``fetcher`` as politely
