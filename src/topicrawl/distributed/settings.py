@@ -75,7 +75,9 @@ class DistributedSettings(BaseSettings):
     assignment: str = Field(
         "rendezvous",
         description="Assignment policy of new hosts: rendezvous (default), rendezvous-plain, "
-        "hash, bounded, least-loaded, sed, two-choices, success-table, dqn.",
+        "hash, bounded, least-loaded, sed, two-choices, success-table, dqn. Partial: a worker"
+        " does not yet tell the policy how its fetches went, so success-table acts as"
+        " two-choices there and dqn answers from its model file without learning.",
     )
     assignment_model: str | None = Field(
         None, description="The trained model file of the dqn policy (benchmarks/learn)."
