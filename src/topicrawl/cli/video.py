@@ -95,7 +95,10 @@ def run_command(  # noqa: PLR0917 - typer maps each option to a parameter
         bool, typer.Option(help="Serve the demo video site and microblog and run on them.")
     ] = False,
     titles: Annotated[int, typer.Option(min=2, max=500, help="Demo site's titles.")] = 40,
-    days: Annotated[float, typer.Option(min=0.001, help="Days to run (on the clock).")] = 28.0,
+    days: Annotated[
+        float,
+        typer.Option(min=0.001, help="Days to revisit after the first crawl and ranking."),
+    ] = 28.0,
     clock: Annotated[
         str, typer.Option(help="'real', or 'simulated': jump from one due time to the next.")
     ] = "real",
@@ -121,6 +124,12 @@ def run_command(  # noqa: PLR0917 - typer maps each option to a parameter
         raise typer.Exit(EXIT_CONFIG)
     if demo == (site is not None):
         err.print("[red]error:[/red] give --site (with --parsers) or --demo, not both")
+        raise typer.Exit(EXIT_CONFIG)
+    if demo and node is not None and node != nodes.split(",")[0].strip():
+        err.print(
+            "[red]error:[/red] --demo serves a demo web of its own; a following node (--node "
+            "other than the first of --nodes) needs the leader's --site, --parsers and --api"
+        )
         raise typer.Exit(EXIT_CONFIG)
     if not demo and parsers is None:
         err.print("[red]error:[/red] --site needs --parsers FILE.toml (the site's schemas)")

@@ -37,6 +37,7 @@ __all__ = [
     "VIDEO_DOMAIN_WORDS",
     "AccountPipelineSettings",
     "AccountRun",
+    "account_node",
     "post_record",
     "run_account_pipeline",
     "run_and_store",
@@ -89,6 +90,8 @@ class AccountPipelineSettings:
     tiers: TierPolicy = field(default_factory=TierPolicy)
     nodes: tuple[str, ...] = ("local",)
     threads: int = 4
+    node_weights: Mapping[str, float] | None = None
+    placed: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.search_limit < 1 or self.max_following < 1 or self.max_posts < 1:
@@ -97,6 +100,11 @@ class AccountPipelineSettings:
             raise ConfigError(f"concurrency must be 1 to 64, got {self.concurrency}")
         if not self.nodes or self.threads < 1:
             raise ConfigError("at least one node and one thread are needed")
+        if self.node_weights is not None and set(self.node_weights) != set(self.nodes):
+            raise ConfigError(
+                f"node weights are for {sorted(self.node_weights)}, the nodes are "
+                f"{sorted(self.nodes)}"
+            )
 
     def summary(self) -> dict[str, object]:
         """The settings as plain values, for the run's history row."""
@@ -117,6 +125,7 @@ class AccountPipelineSettings:
             },
             "tier_periods": list(self.tiers.periods),
             "nodes": list(self.nodes),
+            "node_weights": dict(self.node_weights) if self.node_weights else None,
             "threads": self.threads,
         }
 
@@ -291,6 +300,16 @@ async def _timelines(
     return out
 
 
+def account_node(account_id: str, s: AccountPipelineSettings) -> str | None:
+    """The node of a kept account: the one it was ``placed`` on while that node is listed,
+    else weighted rendezvous hashing of its id over ``node_weights`` (equal weights when
+    unmeasured), so a node's measured rate steers only where new accounts go."""
+    old = s.placed.get(account_id)
+    if old is not None and old in s.nodes:
+        return old
+    return node_of(account_id, s.node_weights or s.nodes)
+
+
 def _record(
     account_id: str,
     *,
@@ -324,6 +343,6 @@ def _record(
         tier=tier,
         revisit_days=period / 86_400.0 if period is not None else None,
         next_visit_at=now + period if period is not None else None,
-        node=node_of(account_id, s.nodes) if score.kept else None,
+        node=account_node(account_id, s) if score.kept else None,
         thread=thread_of(account_id, s.threads) if score.kept else None,
     )

@@ -17,23 +17,31 @@
 
 Time comes from a :class:`~topicrawl.revisit.clock.Clock`: the system clock, or a simulated
 one that jumps from event to event so weeks run in seconds (the demo servers read the same
-clock). With ``node`` set, this process revisits only the videos and accounts that hash to it
-(:func:`~topicrawl.revisit.videoplan.video_node`, :func:`~topicrawl.revisit.influence.node_of`).
-Each node's real time per item in a round (between two plans) is kept in ``node_rounds``; the
-next plan places new videos by those measured rates (a video already placed stays). Partial:
-every node crawls, plans and ranks accounts itself from the shared database (the plans agree,
-being computed from the same records, but the crawl's and the account pipeline's requests are
-made by every node, not split between them); accounts are placed by equal-weight hashing.
+clock).
+
+**Nodes.** With ``node`` set, this process revisits only the videos and accounts placed on it
+(:func:`~topicrawl.revisit.videoplan.video_node`,
+:func:`~topicrawl.engine.accounts.account_node`). The first of ``nodes`` leads: it alone
+crawls, plans and runs the account pipeline, and writes the plan (``videos``) and the
+accounts' tiers and nodes to the shared database; every other node follows: it waits for the
+leader's first plan, revisits its share, and picks up each new plan and account ranking as the
+leader writes them (looking every ``follow_poll`` of the clock once a plan is due). Each
+node's real time per item in a round (between two plans) is kept in ``node_rounds``; the
+leader's next plan places new videos and new accounts by those measured rates (what is placed
+stays while its node is listed). Partial: the first crawl and the account pipeline run on the
+leader alone rather than split between nodes, and a leader that dies is not replaced (its
+followers go on revisiting under the last plan).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -82,7 +90,8 @@ class VideoSystemSettings:
         parsers: the site's schemas (TOML file) for the parser library.
         detail_schema: the schema of a video's detail page (the one with the counts).
         api: a Mastodon-compatible server for the accounts (None: no accounts).
-        days: how long to run, in days of the clock.
+        days: how long to keep revisiting, in days of the clock, counted from the first plan
+            and account ranking (a following node waits at most as long for them).
         tiers: tier shares and periods, and the re-plan period.
         accounts: the account pipeline's settings (its tiers are replaced by ``tiers``).
         nodes: the nodes work is spread over; ``node``: this process's (None: all of them).
@@ -90,6 +99,10 @@ class VideoSystemSettings:
         concurrency: requests in flight at once (crawl and revisits).
         delay: seconds between two requests to one host.
         day_seconds: a day's length on the clock, for growth per day.
+        follow_poll: seconds of the clock between a following node's looks for the leader's
+            next plan (None: a hundredth of ``recompute_period``).
+        follow_timeout: seconds of the clock a following node waits for the leader's first
+            plan and account ranking (None: ``days``).
     """
 
     site: str
@@ -106,6 +119,8 @@ class VideoSystemSettings:
     concurrency: int = 4
     delay: float = 0.0
     day_seconds: float = DAY
+    follow_poll: float | None = None
+    follow_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if not self.site.startswith(("http://", "https://")):
@@ -120,10 +135,24 @@ class VideoSystemSettings:
             raise ConfigError("concurrency must be 1-256, delay and max_pages >= 0")
         if not self.day_seconds > 0:
             raise ConfigError("day_seconds must be > 0")
+        for name in ("follow_poll", "follow_timeout"):
+            value = getattr(self, name)
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise ConfigError(f"{name} must be a positive number, got {value}")
 
     def mine(self, node: str | None) -> bool:
         """Whether an item placed on ``node`` is this process's to revisit."""
         return self.node is None or node == self.node
+
+    @property
+    def leads(self) -> bool:
+        """Whether this process crawls, plans and ranks accounts (the first node, or all)."""
+        return self.node is None or self.node == self.nodes[0]
+
+    @property
+    def poll(self) -> float:
+        """A following node's wait between two looks for the leader's next plan."""
+        return self.follow_poll or self.tiers.recompute_period / 100
 
 
 @dataclass
@@ -214,8 +243,9 @@ class VideoSystem:
         s, report = self.s, self.report
         start = self.clock.now()
         report.started_at = start
-        crawl = await self._crawl()
-        report.pages_crawled = crawl
+        span = s.days * s.day_seconds
+        patience = start + (s.follow_timeout or span)
+        report.pages_crawled = await self._crawl() if s.leads else 0
         async with (
             VideoStore(s.db) as store,
             PageHistory(s.db) as history,
@@ -223,19 +253,30 @@ class VideoSystem:
             AccountStore(s.db) as accounts,
         ):
             assert library is not None
-            self._records = await store.records()
-            report.records = len(self._records)
-            await self._replan(store, start)
-            if not self._plan or not self._plan.tiers:
-                raise ConfigError(
-                    f"the crawl of {s.site} stored no record of schema {s.detail_schema!r}: "
-                    "check the schemas' domains and paths"
-                )
+            if s.leads:
+                self._records = await store.records()
+                report.records = len(self._records)
+                await self._replan(store, self.clock.now())  # after the crawl
+                if not self._plan or not self._plan.tiers:
+                    raise ConfigError(
+                        f"the crawl of {s.site} stored no record of schema {s.detail_schema!r}: "
+                        "check the schemas' domains and paths"
+                    )
+            elif not await self._follow(store, start, wait_until=patience):
+                self._say(f"node {s.node}: no plan from node {s.nodes[0]} in time")
+                report.ended_at = self.clock.now()
+                return report
             client = AccountsClient(s.api) if s.api else None
             try:
                 if client is not None:
                     await client.__aenter__()
-                    await self._rank_accounts(client, accounts, start)
+                    if s.leads:
+                        await self._rank_accounts(client, accounts, self.clock.now())
+                    elif not await self._follow_accounts(
+                        client, accounts, self.clock.now(), wait_until=patience
+                    ):
+                        self._say(f"node {s.node}: no account ranking yet; looking on")
+                end = self.clock.now() + span  # the revisits' days count from here
                 fetcher = HttpFetcher(settings=FetchSettings())
                 polite = PolitenessSettings()
                 fetcher.robots = RobotsCache(  # revisits obey robots.txt as the crawl did
@@ -247,7 +288,7 @@ class VideoSystem:
                 fetcher.before_request = self._space
                 try:
                     io = _Io(store, history, library, accounts, client, fetcher)
-                    await self._revisit_until(start + s.days * s.day_seconds, io)
+                    await self._revisit_until(end, io)
                 finally:
                     await fetcher.close()
             finally:
@@ -318,15 +359,62 @@ class VideoSystem:
             f"plan at day {(now - self.report.started_at) / s.day_seconds:.1f}: {len(found)} "
             f"videos, tiers 1/2/3: {tiers[1]}/{tiers[2]}/{tiers[3]}"
         )
-        for video in found:
-            node = plan.nodes[video.key]
-            if not s.mine(node):
+        self._schedule_pages({v.key: v.pages for v in found}, plan, now)
+
+    def _schedule_pages(
+        self, pages: Mapping[str, Sequence[str]], plan: VideoPlan, now: float
+    ) -> None:
+        """Due times of this node's pages under ``plan`` (video -> its pages)."""
+        for key, urls in pages.items():
+            node = plan.nodes[key]
+            if not self.s.mine(node):
                 continue
-            tier = plan.tiers[video.key]
-            period = period_of(tier, s.tiers)
-            for url in video.pages:
+            tier = plan.tiers[key]
+            period = period_of(tier, self.s.tiers)
+            for url in urls:
                 last = self._pages[url].last if url in self._pages else now
                 self._pages[url] = _Due(max(now, last + period), tier, node, last)
+
+    async def _follow(
+        self, store: VideoStore, now: float, *, wait_until: float | None = None
+    ) -> bool:
+        """A following node takes the leader's latest plan if it is newer than the one it
+        follows (with ``wait_until``, it waits for one until then); whether it took one.
+        Before a plan falls due, this node's round is written for the leader to weigh."""
+        s = self.s
+        due = self._planned_at + s.tiers.recompute_period
+        if self._round and self._planned_at and now >= due - 2 * s.poll:
+            rounds = {n: (int(i), t) for n, (i, t) in self._round.items()}
+            await store.add_rounds(self.source, now, rounds)
+            self._round = {}
+        while True:
+            rows = await store.videos(source=self.source, limit=None)
+            planned = max((float(r["planned_at"]) for r in rows), default=0.0)
+            if planned > self._planned_at:
+                break
+            if wait_until is None or self.clock.now() + s.poll > wait_until:
+                return False
+            await self.clock.sleep_until(self.clock.now() + s.poll)
+        latest = [r for r in rows if float(r["planned_at"]) == planned]
+        plan = VideoPlan(
+            popularity={r["video"]: float(r["popularity"]) for r in latest},
+            tiers={r["video"]: int(r["tier"]) for r in latest},
+            nodes={r["video"]: str(r["node"]) for r in latest},
+        )
+        self._plan, self._planned_at = plan, planned
+        self._records = await store.records()
+        self.report.records = len(self._records)
+        self.report.videos = len(latest)
+        self.report.partial = sum(bool(r["partial"]) for r in latest)
+        self.report.nodes = dict(Counter(plan.nodes.values()))
+        tiers = Counter(plan.tiers.values())
+        self.report.plans.append(
+            {"at": planned, "videos": len(latest), "tiers": {t: tiers[t] for t in (1, 2, 3)}}
+        )
+        self._say(f"node {s.node}: following the plan of {len(latest)} videos made at {planned}")
+        pages = {r["video"]: tuple(json.loads(r["pages"])) for r in latest}
+        self._schedule_pages(pages, plan, self.clock.now())
+        return True
 
     async def _rank_accounts(
         self, client: AccountsClient, store: AccountStore, now: float
@@ -334,37 +422,83 @@ class VideoSystem:
         s = self.s
         found = videos_from_records(self._records, detail_schema=s.detail_schema)
         names = list(dict.fromkeys(n for v in found for n in v.names if n.strip()))
-        settings = replace(s.accounts, tiers=s.tiers, nodes=s.nodes)
+        stored = await store.accounts(source=client.source, kept_only=True, limit=None)
+        settings = replace(
+            s.accounts,
+            tiers=s.tiers,
+            nodes=s.nodes,
+            node_weights=self.report.node_weights or None,
+            placed={r["account_id"]: r["node"] for r in stored if r["node"]},
+        )
         run_id, result, counts = await run_and_store(client, store, names, settings, now=now)
         self._run_id = run_id
         self.report.account_runs += 1
         self.report.accounts = {**counts, "dropped": counts["accounts"] - counts["kept"]}
         for post in result.posts:
             self._seen_posts.setdefault(post.account_id, set()).add(post.post_id)
-        kept = {r.account_id: r for r in result.records if r.kept and r.tier is not None}
-        for account_id in list(self._accounts):
-            if account_id not in kept:
-                del self._accounts[account_id]  # dropped by this week's filter
-        for account_id, record in kept.items():
-            node = record.node or s.nodes[0]
-            if not s.mine(node):
-                continue
-            assert record.tier is not None
-            period = period_of(record.tier, s.tiers)
-            old = self._accounts.get(account_id)
-            last = old.last if old else now
-            self._accounts[account_id] = _Due(max(now, last + period), record.tier, node, last)
+        self._schedule_accounts(
+            {
+                r.account_id: (r.tier, r.node or s.nodes[0])
+                for r in result.records
+                if r.kept and r.tier is not None
+            },
+            now,
+        )
         self._say(
             f"accounts: {len(names)} names -> {counts['matched']} matches, "
             f"{counts['accounts']} in the follow graph, {counts['kept']} kept"
         )
         return result
 
+    def _schedule_accounts(self, kept: Mapping[str, tuple[int, str]], now: float) -> None:
+        """Due times of this node's kept accounts (id -> tier, node); the others are dropped."""
+        for account_id in list(self._accounts):
+            if account_id not in kept:
+                del self._accounts[account_id]  # dropped by this week's filter
+        for account_id, (tier, node) in kept.items():
+            if not self.s.mine(node):
+                continue
+            period = period_of(tier, self.s.tiers)
+            old = self._accounts.get(account_id)
+            last = old.last if old else now
+            self._accounts[account_id] = _Due(max(now, last + period), tier, node, last)
+
+    async def _follow_accounts(
+        self,
+        client: AccountsClient,
+        store: AccountStore,
+        now: float,
+        *,
+        wait_until: float | None = None,
+    ) -> bool:
+        """A following node takes the leader's latest account ranking if it is new (with
+        ``wait_until``, it waits for one until then); whether it took one."""
+        while True:
+            runs = await store.runs(limit=20)
+            done = [r for r in runs if r.source == client.source and r.status == "done"]
+            if done and done[0].id != self._run_id:
+                break
+            if wait_until is None or self.clock.now() + self.s.poll > wait_until:
+                return False
+            await self.clock.sleep_until(self.clock.now() + self.s.poll)
+        self._run_id = done[0].id
+        if not self._seen_posts:
+            self._seen_posts = await store.post_ids(client.source)
+        rows = await store.accounts(source=client.source, kept_only=True, limit=None)
+        kept = {r["account_id"]: (int(r["tier"]), str(r["node"])) for r in rows if r["tier"]}
+        self._schedule_accounts(kept, now)
+        self.report.accounts = {"kept": len(kept)}
+        self._say(f"node {self.s.node}: following the ranking of {len(kept)} kept accounts")
+        return True
+
     # -- revisits -----------------------------------------------------------------------------
 
     async def _revisit_until(self, end: float, io: _Io) -> None:
         s, store, client = self.s, io.store, io.client
-        next_plan = self._planned_at + s.tiers.recompute_period
+        if s.leads:
+            next_plan = self._planned_at + s.tiers.recompute_period
+        else:
+            next_plan = self.clock.now() + s.poll
         while True:
             soonest = min(
                 [d.at for d in self._pages.values()]
@@ -375,12 +509,17 @@ class VideoSystem:
                 break
             await self.clock.sleep_until(soonest)
             now = self.clock.now()
-            if now >= next_plan:
+            if now >= next_plan and s.leads:
                 self._records = await store.records()
                 await self._replan(store, now)
                 if client is not None:
                     await self._rank_accounts(client, io.accounts, now)
                 next_plan = now + s.tiers.recompute_period
+            elif now >= next_plan:
+                await self._follow(store, now)
+                if client is not None:
+                    await self._follow_accounts(client, io.accounts, now)
+                next_plan = now + s.poll
             pages = [u for u, d in self._pages.items() if d.at <= now]
             people = [a for a, d in self._accounts.items() if d.at <= now]
             visits = await self._visit_all(pages, people, io)

@@ -226,9 +226,9 @@ class AccountStore(SideStore):
                 )
 
     async def accounts(
-        self, *, source: str | None = None, kept_only: bool = False, limit: int = 50
+        self, *, source: str | None = None, kept_only: bool = False, limit: int | None = 50
     ) -> list[dict[str, Any]]:
-        """Accounts, most influential first (then by domain score)."""
+        """Accounts, most influential first (then by domain score; ``limit`` None: all)."""
         query = select(accounts)
         if source is not None:
             query = query.where(accounts.c.source == source)

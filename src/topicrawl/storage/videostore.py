@@ -122,8 +122,10 @@ class VideoStore(SideStore):
             for start in range(0, len(rows), _CHUNK):
                 await connection.execute(insert(system_visits), rows[start : start + _CHUNK])
 
-    async def videos(self, *, source: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        """Videos, most popular first."""
+    async def videos(
+        self, *, source: str | None = None, limit: int | None = 50
+    ) -> list[dict[str, Any]]:
+        """Videos, most popular first (``limit`` None: all)."""
         query = select(videos)
         if source is not None:
             query = query.where(videos.c.source == source)

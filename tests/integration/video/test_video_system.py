@@ -206,3 +206,9 @@ def test_video_run_refuses_bad_input(tmp_path: Path) -> None:
     )
     assert bad_node.exit_code == 2
     assert "node" in bad_node.output
+    follower_on_demo = runner.invoke(
+        app,
+        ["video", "run", "--demo", "--nodes", "a,b", "--node", "b", "--db", str(tmp_path / "y")],
+    )
+    assert follower_on_demo.exit_code == 2
+    assert "leader's --site" in follower_on_demo.output
