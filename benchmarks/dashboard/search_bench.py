@@ -236,7 +236,7 @@ async def timed(
     return times[0], statistics.median(times[1:] or times), found
 
 
-async def measure(url: str, repeat: int) -> None:
+async def measure(url: str, repeat: int, only: str = "") -> None:
     engine = create_engine(parse_target(url), busy_timeout=30.0, connect_timeout=10.0)
     try:
         async with engine.connect() as connection:
@@ -279,6 +279,8 @@ async def measure(url: str, repeat: int) -> None:
         print("| query | results | first (cold) ms | median of the rest ms |")
         print("|---|---|---|---|")
         for name, query, after in queries:
+            if only not in name:
+                continue
             first, median, found = await timed(engine, query, after, repeat)
             print(f"| {name} | {found} | {first * 1000:.0f} | {median * 1000:.0f} |", flush=True)
     finally:
@@ -294,6 +296,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--keep", action="store_true", help="reuse an existing --db")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--only", default="", help="run the queries whose name has this text")
     args = parser.parse_args()
     if args.make_source is not None:
         make_source(args.make_source, args.per_site)
@@ -306,7 +309,7 @@ def main() -> None:
                 Path(args.db + suffix).unlink(missing_ok=True)
         asyncio.run(build(args.db, load_pool(args.source), args.rows))
     print(f"load average {os.getloadavg()[0]:.1f}")
-    asyncio.run(measure(args.db, args.repeat))
+    asyncio.run(measure(args.db, args.repeat, args.only))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from topicrawl.web.live import LiveTally
 from topicrawl.web.nodes import NodesSource
 from topicrawl.web.security import SecurityMiddleware, loopback_hosts
 from topicrawl.web.state import DashboardState
+from topicrawl.web.system_routes import system_router
 from topicrawl.web.views import VENDOR_FILES, VendorFiles, views_router
 
 __all__ = ["DashboardConfig", "create_app", "open_reader"]
@@ -104,7 +105,11 @@ def create_app(config: DashboardConfig, *, vendor: VendorFiles = VENDOR_FILES) -
             else None
         )
         app.state.dashboard = DashboardState(
-            engine=engine, tally=LiveTally(), nodes=nodes, display=display
+            engine=engine,
+            tally=LiveTally(),
+            nodes=nodes,
+            display=display,
+            version=await check_readable(engine, display=display),
         )
         try:
             yield
@@ -121,6 +126,7 @@ def create_app(config: DashboardConfig, *, vendor: VendorFiles = VENDOR_FILES) -
     app.state.vendor = vendor
     app.include_router(api_router)
     app.include_router(views_router)
+    app.include_router(system_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return SecurityMiddleware(
         app,

@@ -21,6 +21,8 @@ class DashboardState:
     tally: LiveTally
     nodes: NodesSource | None
     display: str
+    version: int = 0
+    """The database's schema version (what it can show: the video system needs 13)."""
 
 
 def dashboard(request: Request) -> DashboardState:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from fastapi.templating import Jinja2Templates
 
 from topicrawl.web.reading import raw_page
 
-__all__ = ["RAW_CSP", "VENDOR_FILES", "VendorFiles", "views_router"]
+__all__ = ["RAW_CSP", "VENDOR_FILES", "VendorFiles", "render_page", "views_router"]
 
 # A raw page runs nothing and loads nothing, framed or opened on its own: ``sandbox`` without
 # ``allow-scripts`` (and without same-origin: it cannot read the dashboard either).
@@ -28,6 +29,23 @@ _templates = Jinja2Templates(
         undefined=jinja2.StrictUndefined,
     )
 )
+
+
+def _when(epoch: float | None) -> str:
+    """A time as UTC, to the minute (``–`` for none)."""
+    if epoch is None:
+        return "–"
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(epoch))
+
+
+def _number(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+_templates.env.filters["when"] = _when
+_templates.env.filters["number"] = _number
 
 views_router = APIRouter()
 
@@ -107,7 +125,8 @@ async def vendor(request: Request, name: str) -> FileResponse:
     return FileResponse(path, media_type=media_type)
 
 
-def _page(request: Request, template: str, **context: object) -> HTMLResponse:
+def render_page(request: Request, template: str, **context: object) -> HTMLResponse:
+    """A page of the dashboard: ``template`` with the context every page has."""
     return _templates.TemplateResponse(
         request,
         template,
@@ -121,32 +140,32 @@ def _page(request: Request, template: str, **context: object) -> HTMLResponse:
 
 @views_router.get("/", response_class=HTMLResponse)
 async def overview(request: Request) -> HTMLResponse:
-    return _page(request, "overview.html", active="overview")
+    return render_page(request, "overview.html", active="overview")
 
 
 @views_router.get("/topics", response_class=HTMLResponse)
 async def topics(request: Request) -> HTMLResponse:
-    return _page(request, "topics.html", active="topics")
+    return render_page(request, "topics.html", active="topics")
 
 
 @views_router.get("/pages", response_class=HTMLResponse)
 async def pages(request: Request) -> HTMLResponse:
-    return _page(request, "pages.html", active="pages")
+    return render_page(request, "pages.html", active="pages")
 
 
 @views_router.get("/pages/{page_id}", response_class=HTMLResponse)
 async def page(request: Request, page_id: int) -> HTMLResponse:
-    return _page(request, "page.html", active="pages", page_id=page_id)
+    return render_page(request, "page.html", active="pages", page_id=page_id)
 
 
 @views_router.get("/graph", response_class=HTMLResponse)
 async def graph(request: Request) -> HTMLResponse:
-    return _page(request, "graph.html", active="graph")
+    return render_page(request, "graph.html", active="graph")
 
 
 @views_router.get("/nodes", response_class=HTMLResponse)
 async def nodes(request: Request) -> HTMLResponse:
-    return _page(request, "nodes.html", active="nodes")
+    return render_page(request, "nodes.html", active="nodes")
 
 
 @views_router.get("/raw/{page_id}")
