@@ -111,6 +111,9 @@ def build(
     return host_specs, (*pages, *lab, duplicate)
 
 
+_NEXT = range(1, 4)
+"""Which of the ring's next articles an article links (the next three: a chain of one link each
+makes an entity's last page as many fetches away as it has pages)."""
 _CONTENT = frozenset({Kind.HOME, Kind.SECTION, Kind.ARTICLE, Kind.UTILITY, Kind.PRIVATE})
 """The kinds of page an entity's name may link to (the site's own pages, not the lab's)."""
 
@@ -128,7 +131,7 @@ def _linked_by_entities(pages: Sequence[DemoPage], hosts: Sequence[DemoHost]) ->
 
     The site's pages naming an entity (those a crawler may fetch, in generation order; not
     the lab's fixtures nor the sponsored pages) are joined in a ring of its articles: each
-    links to the next; the other pages naming it (hubs, utility pages) are shared out among
+    links to the next three; the other pages naming it (hubs, utility pages) are shared out among
     the articles, one link each. So every such page is reached by a link that names the
     entity, from a page that names it. The link sits in
     the article's first paragraph with the name. Nothing is drawn at random: the demo web of
@@ -153,9 +156,8 @@ def _linked_by_entities(pages: Sequence[DemoPage], hosts: Sequence[DemoHost]) ->
         if not articles:
             continue
         targets: dict[int, list[int]] = {i: [] for i in articles}
-        if len(articles) > 1:
-            for n, i in enumerate(articles):
-                targets[i].append(articles[(n + 1) % len(articles)])
+        for n, i in enumerate(articles):  # the next ones in the ring (a ring of one: none)
+            targets[i] += [articles[(n + k) % len(articles)] for k in _NEXT if k < len(articles)]
         for n, other in enumerate(others):
             targets[articles[n % len(articles)]].append(other)
         for source, ends in targets.items():
