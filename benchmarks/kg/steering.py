@@ -40,6 +40,9 @@ _SITE = frozenset({Kind.HOME, Kind.SECTION, Kind.ARTICLE, Kind.UTILITY, Kind.PRI
 text names entities but which no page about them links: /lab/slow.html, /lab/huge.html ...)."""
 
 
+_ATTEMPTS = 4  # crawls of one entity at most, each on a fresh database, when SQLite is locked
+
+
 def chosen(web: DemoWeb) -> list[tuple[str, int]]:
     """The five English and five Chinese names most pages mention, with their page counts."""
     names = sorted({name for t in TOPICS for name in (*t.en.entities, *t.zh.entities)})
@@ -82,16 +85,18 @@ async def crawl(
         storage={"url": str(db), "flush_interval": 0.2},
         kg=kg,
     )
-    try:
-        await run_crawl(settings)
-    except DatabaseLocked:  # a loaded machine: a writer waited past SQLite's busy timeout
-        fresh = db.with_name(db.stem + "-again.db")
-        await with_kb(fresh)
-        settings = settings.model_copy(
-            update={"storage": settings.storage.model_copy(update={"url": str(fresh)})}
-        )
-        await run_crawl(settings)
-        db = fresh
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            await run_crawl(settings)
+            break
+        except DatabaseLocked:  # a loaded machine: a writer waited past SQLite's busy timeout
+            if attempt == _ATTEMPTS:
+                raise
+            db = db.with_name(f"{db.stem}-again{attempt}.db")
+            await with_kb(db)
+            settings = settings.model_copy(
+                update={"storage": settings.storage.model_copy(update={"url": str(db)})}
+            )
     with sqlite3.connect(db) as connection:
         return [url for (url,) in connection.execute("SELECT final_url FROM pages ORDER BY id")]
 
