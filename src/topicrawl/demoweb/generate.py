@@ -102,10 +102,93 @@ def build(
         huge_bytes=huge_bytes,
         bomb_bytes=bomb_bytes,
     )
+    pages = _linked_by_entities([*pages, *lab], host_specs)
+    lab = pages[len(pages) - len(lab) :]
+    pages = pages[: len(pages) - len(lab)]
     by_path = {p.path: p for p in pages if p.host == host_specs[0].address}
     original = by_path[next(a.path for a in first if a.topic is not None)]
     duplicate = replace(original, path="/archive" + original.path, duplicate_of=original.path)
     return host_specs, (*pages, *lab, duplicate)
+
+
+_NEXT = range(1, 4)
+"""Which of the ring's next articles an article links (the next three: a chain of one link each
+makes an entity's last page as many fetches away as it has pages)."""
+_CONTENT = frozenset({Kind.HOME, Kind.SECTION, Kind.ARTICLE, Kind.UTILITY, Kind.PRIVATE})
+"""The kinds of page an entity's name may link to (the site's own pages, not the lab's)."""
+
+
+def _disallowed(host: DemoHost, path: str) -> bool:
+    """Whether the host's robots.txt keeps an ordinary crawler from ``path`` (the longest
+    matching prefix wins, Allow on a tie)."""
+    longest = max((len(p) for p in host.disallow if path.startswith(p)), default=-1)
+    return longest > max((len(p) for p in host.allow if path.startswith(p)), default=-1)
+
+
+def _linked_by_entities(pages: Sequence[DemoPage], hosts: Sequence[DemoHost]) -> list[DemoPage]:
+    """The pages, each article that names a vocabulary's entity linking in its text to more
+    pages that name it, with the name as the anchor (as a site links a name to more about it).
+
+    The site's pages naming an entity (those a crawler may fetch, in generation order; not
+    the lab's fixtures nor the sponsored pages) are joined in a ring of its articles: each
+    links to the next three; the other pages naming it (hubs, utility pages) are shared out among
+    the articles, one link each. So every such page is reached by a link that names the
+    entity, from a page that names it. The link sits in
+    the article's first paragraph with the name. Nothing is drawn at random: the demo web of
+    a seed is the same text as before, with these links added.
+    """
+    by_address = {h.address: h for h in hosts}
+    names = sorted({n for t in TOPICS for n in (*t.en.entities, *t.zh.entities)})
+    naming: dict[str, list[int]] = {name: [] for name in names}
+    for index, page in enumerate(pages):
+        if page.kind not in _CONTENT or page.path.startswith("/ads/"):
+            continue  # the lab's fixtures and the sponsored pages are reached as they are
+        if _disallowed(by_address[page.host], page.path):
+            continue
+        text = page.text
+        for name in names:
+            if name in text:
+                naming[name].append(index)
+    added: dict[int, list[DemoLink]] = {}
+    for name in names:
+        articles = [i for i in naming[name] if pages[i].kind is Kind.ARTICLE]
+        others = [i for i in naming[name] if pages[i].kind is not Kind.ARTICLE]
+        if not articles:
+            continue
+        targets: dict[int, list[int]] = {i: [] for i in articles}
+        for n, i in enumerate(articles):  # the next ones in the ring (a ring of one: none)
+            targets[i] += [articles[(n + k) % len(articles)] for k in _NEXT if k < len(articles)]
+        for n, other in enumerate(others):
+            targets[articles[n % len(articles)]].append(other)
+        for source, ends in targets.items():
+            page = pages[source]
+            sep = "" if page.lang == "zh" else " "
+            where = next(  # the first paragraph with the name (else the first)
+                (i for i, sentences in enumerate(page.paragraphs) if name in sep.join(sentences)),
+                0,
+            )
+            added.setdefault(source, []).extend(
+                DemoLink(
+                    host=pages[end].host,
+                    target=pages[end].path,
+                    anchor=name,
+                    block="body",
+                    style=HrefStyle.ROOT if pages[end].host == page.host else HrefStyle.ABSOLUTE,
+                    paragraph=where,
+                )
+                for end in ends
+            )
+    linked = list(pages)
+    for source, links in added.items():
+        page = pages[source]
+        nav = [link for link in page.links if link.block == "nav"]
+        body = sorted(
+            [link for link in page.links if link.block == "body"] + links,
+            key=lambda link: link.paragraph,
+        )
+        rest = [link for link in page.links if link.block not in ("nav", "body")]
+        linked[source] = replace(page, links=(*nav, *body, *rest))
+    return linked
 
 
 def _hosts(count: int, base_address: str, crawl_delay: float) -> tuple[DemoHost, ...]:

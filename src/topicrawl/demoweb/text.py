@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["LOCAL_NEWS", "TOPICS", "TextGenerator", "Topic", "Vocabulary", "topic_by_id"]
+__all__ = [
+    "LOCAL_NEWS",
+    "TOPICS",
+    "ZH_PLACES",
+    "TextGenerator",
+    "Topic",
+    "Vocabulary",
+    "topic_by_id",
+]
 
 _T = TypeVar("_T")
 
@@ -266,6 +274,9 @@ _ZH_LATER = _w("下个月|今年晚些时候|秋天|下周|夏天过后")
 _ZH_CONNECT = _w("此外，|与此同时，|不过，|据报道，|总的来说，|值得注意的是，")
 _ZH_GENERAL = _w("社区|日常生活|本地经济|周末|这个项目|城市|未来一年|公众讨论|预算")
 _ZH_PLACES = _w("北京|上海|广州|成都|杭州|深圳|武汉|南京")
+ZH_PLACES = _ZH_PLACES
+"""The cities the Chinese sentences name ("在{place}，……"): proper names no vocabulary (and so
+no demo KB) lists, the ground truth for names the recogniser finds that the KB lacks."""
 
 _EN_SENTENCES = (
     "{Time}, {people} {verb} a {adj} {noun} that surprised {people2}.",

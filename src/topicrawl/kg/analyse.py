@@ -13,7 +13,7 @@ from typing import Any
 from topicrawl.core.models import PageEntities
 from topicrawl.kg.link import Linker, LinkWeights
 from topicrawl.kg.model import KnowledgeBase
-from topicrawl.kg.recognise import Recogniser
+from topicrawl.kg.recognise import Recogniser, has_cjk
 from topicrawl.kg.relations import extract_relations
 
 __all__ = ["EMPTY", "EntityAnalyzer", "page_body"]
@@ -87,7 +87,8 @@ class EntityAnalyzer:
         if not body.strip():
             return EMPTY
         recogniser, linker = self._ready()
-        spans = recogniser.spans(body)[: self._max_mentions]
-        mentions = linker.link(body, spans)
+        cjk = has_cjk(body)  # a scan of the page: once for both
+        spans = recogniser.spans(body, cjk=cjk)[: self._max_mentions]
+        mentions = linker.link(body, spans, cjk=cjk)
         relations = extract_relations(body, mentions, self.kb)
         return PageEntities(tuple(mentions), tuple(relations))

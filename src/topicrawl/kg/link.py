@@ -132,10 +132,10 @@ class _Weighed(NamedTuple):
 class _PageContext:
     """A page's context tokens, and the tokens near a name's mentions, read on first use."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, cjk: bool) -> None:
         self._text = text
         self._mapped = _mapped(text)  # one byte a character, after one leading space
-        self._chinese = has_cjk(text)
+        self._chinese = cjk
         self._page: frozenset[bytes] | None = None
 
     def _tokens(self, start: int, end: int) -> set[bytes]:
@@ -267,8 +267,11 @@ class Linker:
 
     # -- choice ---------------------------------------------------------------------------
 
-    def link(self, text: str, spans: Sequence[Span]) -> list[EntityMention]:
-        """Link every span of ``text``: a KB entity's key, or a found entity's (NIL).
+    def link(
+        self, text: str, spans: Sequence[Span], *, cjk: bool | None = None
+    ) -> list[EntityMention]:
+        """Link every span of ``text``: a KB entity's key, or a found entity's (NIL). ``cjk``:
+        whether the text has Chinese, when the caller knows (a scan of the page).
 
         One sense per discourse: the mentions of one name on a page (same surface, same type
         guess) mean one entity, chosen once with the windows of its first mentions as its
@@ -278,7 +281,7 @@ class Linker:
         """
         if not spans:
             return []
-        context = _PageContext(text)
+        context = _PageContext(text, cjk=has_cjk(text) if cjk is None else cjk)
         names: dict[tuple[str, str], list[Span]] = {}
         for span in spans:
             names.setdefault(span[2:4], []).append(span)  # (surface, type)

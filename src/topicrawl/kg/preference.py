@@ -234,6 +234,11 @@ class KgStrategy:
         # Links passed on unraised: their score, anchor and block, to raise them when the
         # graph grows while they wait (oldest dropped first past the cap).
         self._waiting: dict[str, tuple[float, str, str]] = {}
+        # Links of the page at hand that were waiting unraised and are raised now, their new
+        # scores (a later page names the entity in their anchor, or is about it), and the
+        # pages fetched (a link to one is never waiting again).
+        self._raised_again: list[tuple[str, float]] = []
+        self._fetched: set[str] = set()
         self.boosted_links = 0
         self.raised_links = 0
         self.released_links = 0  # held back by the inner strategy, queued for the graph
@@ -244,8 +249,17 @@ class KgStrategy:
             self._pool = _PreferringPool(pool, self)
             inner.candidates = self._pool  # type: ignore[attr-defined]
 
+    @property
+    def follows_known_links(self) -> bool:
+        """With a preference, a page's links the frontier already knows come through too: one
+        that waits unraised (queued by breadth-first from a menu) is raised when a later page
+        ties it to a counted entity. Otherwise as the inner strategy says."""
+        if self._preference is not None:
+            return True
+        return bool(getattr(self.inner, "follows_known_links", True))
+
     def __getattr__(self, name: str) -> Any:
-        # analyzer, follows_known_links, runs_in_thread ... are the inner strategy's.
+        # analyzer, runs_in_thread ... are the inner strategy's.
         if name == "inner":
             raise AttributeError(name)
         return getattr(self.inner, name)
@@ -272,6 +286,9 @@ class KgStrategy:
         if self._preference is None:
             return result
         self._waiting.pop(page.url, None)
+        if len(self._fetched) >= _MAX_WAITING:
+            self._fetched.clear()
+        self._fetched.add(page.url)
         grew = found is not None and self._preference.learn(found)
         links = self._links(page)
         page_strength = self._preference.page_strength(found)
@@ -279,6 +296,8 @@ class KgStrategy:
         if self._pool is not None:
             requests += tuple(self._pool.take_preferred(links, page_strength))
         rescored = [(url, score + self._boosted.get(url, 0.0)) for url, score in result.rescored]
+        rescored += self._raised_again
+        self._raised_again = []
         if grew:
             rescored += self._raise_waiting()
             if self._pool is not None:
@@ -354,12 +373,17 @@ class KgStrategy:
             anchor = anchor or request.anchor
             strength = self._strength(preference, request.url, anchor, block, page_strength * share)
             if strength <= 0.0:
-                if len(self._waiting) >= _MAX_WAITING:
-                    self._waiting.pop(next(iter(self._waiting)))
-                self._waiting[request.url] = (request.score, anchor, block)
+                if request.url not in self._waiting and request.url not in self._fetched:
+                    if len(self._waiting) >= _MAX_WAITING:
+                        self._waiting.pop(next(iter(self._waiting)))
+                    self._waiting[request.url] = (request.score, anchor, block)
                 yield request
                 continue
             self.boosted_links += 1
+            waited = self._waiting.get(request.url)
+            if waited is not None:  # queued unraised before: the frontier re-files it
+                self._raised_again.append((request.url, waited[0] + self._boost * strength))
+                self.raised_links += 1
             yield self.boosted(request, strength, "kg")
 
 

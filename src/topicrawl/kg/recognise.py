@@ -155,10 +155,13 @@ class Recogniser:
         self._lock = threading.Lock()
         self._stop = stopwords("en")
 
-    def spans(self, text: str) -> list[Span]:
-        """The names in ``text``, in order, none overlapping."""
+    def spans(self, text: str, *, cjk: bool | None = None) -> list[Span]:
+        """The names in ``text``, in order, none overlapping (``cjk``: whether the text has
+        Chinese, when the caller knows)."""
         found = self._gazetteer(text)
-        named = self._pos_names(text) if self._chinese and has_cjk(text) else []
+        if cjk is None:
+            cjk = has_cjk(text)
+        named = self._pos_names(text) if self._chinese and cjk else []
         caps: list[Span] = []
         if self._english:
             known = bytearray(len(text))
@@ -208,6 +211,7 @@ class Recogniser:
         spans = []
         size = len(text)
         ascii_word = _ASCII_WORD
+        make = tuple.__new__  # Span's own __new__ is a Python call a match
         for end_index, (length, latin_first, latin_last) in automaton.iter_long(text):
             end = end_index + 1
             start = end - length
@@ -222,7 +226,7 @@ class Recogniser:
                 if char in ascii_word or (not char.isascii() and _latin_word_char(char)):
                     continue
             # The type stays unknown: the KB's guess is no evidence for linking.
-            spans.append(Span(start, end, text[start:end], "", KB_SOURCE))
+            spans.append(make(Span, (start, end, text[start:end], "", KB_SOURCE)))
         return spans
 
     # -- Chinese --------------------------------------------------------------------------

@@ -202,3 +202,25 @@ def test_a_page_mention_counts_less_for_links_in_a_block_of_many(kb: KnowledgeBa
     assert shared["/nav0"] == pytest.approx(0.5 / 4)  # one of a block of four
     with pytest.raises(ValueError, match="block_exponent"):
         with_exponent(-1.0)
+
+
+def test_a_waiting_link_is_raised_when_a_later_page_names_the_entity_in_its_anchor(
+    kb: KnowledgeBase,
+) -> None:
+    kb, keys = preferred_keys(kb, ("Christopher Nolan",))
+    bfs = make_strategy("bfs", topics=())
+    assert not bfs.follows_known_links
+    strategy = KgStrategy(bfs, preference=EntityPreference(kb, keys, radius=0), boost=2.0)
+    assert strategy.follows_known_links  # known links must reach it to be raised
+    assert not KgStrategy(bfs, preference=None).follows_known_links
+    first = strategy.on_page(page(Link(f"{BASE}/privacy", "Privacy"), path="/"))
+    assert first.rescored == ()
+    # Another page links the same URL, its anchor naming the entity: the queued one is
+    # re-filed with the boost on its first score (-1: linked from depth 0).
+    later = strategy.on_page(page(Link(f"{BASE}/privacy", "Christopher Nolan"), path="/x"))
+    assert dict(later.rescored) == {f"{BASE}/privacy": pytest.approx(-1.0 + 2.0)}
+    # Once fetched, a link to it is never waiting again.
+    strategy.on_page(page(path="/y"))
+    strategy.on_page(page(Link(f"{BASE}/y", "Other"), path="/z"))
+    again = strategy.on_page(page(Link(f"{BASE}/y", "Christopher Nolan"), path="/w"))
+    assert again.rescored == ()
