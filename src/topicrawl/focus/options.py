@@ -149,6 +149,17 @@ class FocusedOptions(StrategyOptions):
             -> 1.7x (java-time 241 -> 113, java-files 331 -> 176, java-sql 200 -> 126); on
             the six other sites it changes no F90, so leave-one-site-out keeps it (ties go to
             the feature) without showing that it carries beyond Javadoc-like sites.
+        smooth_link_idf: a link's texts (its block's, its own anchor and URL words, its URL's
+            directories) are weighed with the smoothed IDF ``log((1 + N) / (1 + n_k)) + 1``
+            instead of ``log(N / n_k + 0.01)``; a page's text keeps the plain one. A focused
+            crawl's first pages are mostly on the topic, so the topic's own words are in
+            nearly all of them and the plain IDF gives them about a hundredth of the weight of
+            the anchor's other words: django-db's ``topics/db/index.html``, the chapter's
+            index, linked from the third page as "Models and databases", scored 0.018 there
+            (``topics``, ``db`` and ``index`` outweighed ``model`` and ``database``) and was
+            never fetched before 90 % recall. The smoothed IDF keeps a common word at least
+            ``1 / (1 + log(1 + N))`` of a rare one's weight. Off by default (see
+            benchmarks/focus/README.md, session 17).
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
@@ -355,6 +366,7 @@ class FocusedOptions(StrategyOptions):
     menu_score: float = 0.0
     menu_links: int = 12
     role_anchors: int = 5
+    smooth_link_idf: bool = False
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0

@@ -227,6 +227,9 @@ class TopicScorer:
             user_words=[*user_words, *unsplittable_keywords(topics)], stem=stem
         )
         self.analyzer = analyzer
+        self.smooth_text_idf = False
+        """Short texts (anchors, URL words, link blocks) weighed with the smoothed IDF (see
+        :meth:`~topicrawl.text.vectors.TfidfModel.weigh`); pages always with the plain one."""
         self.model = TfidfModel()
         vocabulary = self.model.vocabulary
         self.topics = tuple(
@@ -300,7 +303,7 @@ class TopicScorer:
         counts = self.text_counts(text)
         if self._topic_terms().isdisjoint(counts):
             return 0.0  # no term in common with any topic vector: every cosine is 0
-        vector = self.model.weigh(counts)
+        vector = self.model.weigh(counts, smooth=self.smooth_text_idf)
         score = self.relevance(vector).score
         moved = [t.initial_weights for t in self.topics if t.updated] if initial else []
         if moved:

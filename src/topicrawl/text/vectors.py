@@ -143,11 +143,22 @@ class TfidfModel:
             df[term_id] = df.get(term_id, 0.0) + weight
         self._documents += weight
 
-    def weigh(self, counts: Mapping[int, int]) -> SparseVector:
-        """The L2-normalised TF-IDF vector of a document's term counts."""
+    def weigh(self, counts: Mapping[int, int], *, smooth: bool = False) -> SparseVector:
+        """The L2-normalised TF-IDF vector of a document's term counts.
+
+        With ``smooth``, the IDF is ``log((1 + N) / (1 + n_k)) + 1``: at least 1, so a term
+        every document so far contains still counts (the plain IDF gives it ``log(1.01)``,
+        about a hundredth of a rare term's), and at most ``1 + log(1 + N)`` times that.
+        """
         documents = self._documents
         df = self._df
         weights: SparseVector = {}
+        if smooth:
+            for term_id, tf in counts.items():
+                weights[term_id] = tf * (
+                    math.log((1.0 + documents) / (1.0 + df.get(term_id, 0.0))) + 1.0
+                )
+            return normalized(weights)
         for term_id, tf in counts.items():
             containing = max(df.get(term_id, 0.0), 1.0)
             weights[term_id] = tf * math.log(max(documents, containing) / containing + 0.01)
