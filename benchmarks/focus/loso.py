@@ -158,6 +158,9 @@ CANDIDATES: tuple[Candidate, ...] = (
     # databases" scored 0.018 on the third page: the topic's words were in every page so
     # far); fixed before any grid crawl of it (tried on five topics first, below).
     Candidate("smooth-link-idf", {"smooth_link_idf": True}),
+    # Narrower, after smooth-link-idf's Java crawls were seen (the site's common words
+    # weighed up too): only the topic's own words, as if in at most half the pages.
+    Candidate("topic-df-cap-0.5", {"topic_df_cap": 0.5}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -192,6 +195,10 @@ NEW_FEATURES: dict[str, tuple[str, str]] = {
     "the learner with the lift blend, topic update off": ("learner-lift-frozen", "frozen"),
     "the learner (linear blend), topic update off": ("learner-frozen", "frozen"),
     "smoothed IDF for a link's texts (smooth_link_idf)": ("smooth-link-idf", "defaults"),
+    "the topic's words in at most half the pages, in a link's texts (topic_df_cap=0.5)": (
+        "topic-df-cap-0.5",
+        "defaults",
+    ),
 }
 """Sessions 15 to 17's new options -> (the candidate with them, the candidate without them)."""
 

@@ -160,6 +160,14 @@ class FocusedOptions(StrategyOptions):
             never fetched before 90 % recall. The smoothed IDF keeps a common word at least
             ``1 / (1 + log(1 + N))`` of a rare one's weight. Off by default (see
             benchmarks/focus/README.md, session 17).
+        topic_df_cap: in a link's texts, a word of the topic counts as found in at most this
+            share of the pages seen so far (its IDF at least ``log(1 / cap + 0.01)``); other
+            words keep the plain IDF. The same trace as ``smooth_link_idf``, narrower: what
+            a focused crawl's own pages say about how common the topic's words are is no
+            evidence that they say little, while a word of the site's that is in every page
+            (``java`` in ``java/util/concurrent/``) still weighs next to nothing. 1: off (the
+            default); 0.5 was fixed after ``smooth_link_idf``'s Java crawls were seen (it
+            weighed the site's common words up too: java-files 139 -> 207 fetches).
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
@@ -367,6 +375,7 @@ class FocusedOptions(StrategyOptions):
     menu_links: int = 12
     role_anchors: int = 5
     smooth_link_idf: bool = False
+    topic_df_cap: float = 1.0
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0
@@ -447,6 +456,7 @@ class FocusedOptions(StrategyOptions):
             "sibling_yield",
             "own_words_weight",
             "menu_score",
+            "topic_df_cap",
         )
         _require(
             self.auto_judge in AUTO_JUDGES,
@@ -459,6 +469,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.sibling_prior > 0.0, "sibling_prior must be > 0")
         _require(self.sibling_links >= 2, "sibling_links must be >= 2")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
+        _require(self.topic_df_cap > 0.0, "topic_df_cap must be > 0")
         _require(self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")
