@@ -161,6 +161,8 @@ CANDIDATES: tuple[Candidate, ...] = (
     # Narrower, after smooth-link-idf's Java crawls were seen (the site's common words
     # weighed up too): only the topic's own words, as if in at most half the pages.
     Candidate("topic-df-cap-0.5", {"topic_df_cap": 0.5}),
+    # Over session 17's defaults (topic_df_cap=0.5 on): the cap off, to judge it again.
+    Candidate("no-topic-df-cap", {"topic_df_cap": 1.0}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -177,6 +179,7 @@ FEATURES: dict[str, str] = {
     "threshold calibration (calibrate_after=20)": "no-calibrate",
     "topic update (evolve)": "frozen",
     "decay 0.5 (against 0.3)": "decay-0.3",
+    "the topic's words capped in a link's texts (topic_df_cap=0.5)": "no-topic-df-cap",
 }
 """Today's features (and numeric settings, session 15's defaults) -> the candidate without
 them. (Sessions 13-14 judged the features of their defaults the same way: the README.)"""

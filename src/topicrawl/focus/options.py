@@ -165,9 +165,14 @@ class FocusedOptions(StrategyOptions):
             words keep the plain IDF. The same trace as ``smooth_link_idf``, narrower: what
             a focused crawl's own pages say about how common the topic's words are is no
             evidence that they say little, while a word of the site's that is in every page
-            (``java`` in ``java/util/concurrent/``) still weighs next to nothing. 1: off (the
-            default); 0.5 was fixed after ``smooth_link_idf``'s Java crawls were seen (it
-            weighed the site's common words up too: java-files 139 -> 207 fetches).
+            (``java`` in ``java/util/concurrent/``) still weighs next to nothing. 1: off.
+            **0.5 by default** (session 17; the value was fixed after ``smooth_link_idf``'s
+            Java crawls and five traces were seen, before any grid crawl of it): chosen by
+            leave-one-site-out on every site, F90/oracle over 29 topics on 7 sites 1.60 ->
+            1.52 (Java 1.77 -> 1.48: java-xml 486 -> 307, java-files 139 -> 86; Django 1.71
+            -> 1.22: django-db 62 -> 38; httpd 2.48 -> 2.15), but Python 1.27 -> 1.29, Git
+            1.50 -> 1.73 (git-syncing 23 -> 33), SQLite 2.39 -> 2.80 (sqlite-extensions 37
+            -> 48, sqlite-internals 80 -> 93); benchmarks/focus/README.md.
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
@@ -375,7 +380,7 @@ class FocusedOptions(StrategyOptions):
     menu_links: int = 12
     role_anchors: int = 5
     smooth_link_idf: bool = False
-    topic_df_cap: float = 1.0
+    topic_df_cap: float = 0.5
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0

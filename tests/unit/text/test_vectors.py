@@ -191,3 +191,17 @@ def test_smoothing_keeps_a_term_of_every_document_at_weight_one() -> None:
     assert plain[ids.id_of("web")] / plain[rare] == pytest.approx(math.log(1.01) / math.log(3.01))
     # Smoothed: 1 against log(4 / 1) + 1.
     assert smooth[ids.id_of("web")] / smooth[rare] == pytest.approx(1 / (math.log(4) + 1))
+
+
+def test_capped_terms_count_as_in_at_most_cap_of_the_documents() -> None:
+    model = _model("web crawler", "web", "web", "web spider")
+    ids = model.vocabulary
+    web, crawler = ids.id_of("web"), ids.id_of("crawler")
+    counts = {web: 1, crawler: 1}
+    capped = model.weigh(counts, capped={web}, cap=0.5)
+    # "web" is in 4 of 4 documents: capped at 0.5 * 4 = 2, so log(4 / 2 + 0.01); "crawler"
+    # (1 of 4, not capped) keeps log(4 / 1 + 0.01).
+    assert capped[web] / capped[crawler] == pytest.approx(math.log(2.01) / math.log(4.01))
+    # A capped term under the cap, and the default cap of 1, leave the plain weights.
+    assert model.weigh(counts, capped={crawler}, cap=0.5) == model.weigh(counts)
+    assert model.weigh(counts, capped={web}) == model.weigh(counts)
