@@ -154,6 +154,15 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("learner-lift", {"learner": True, "learner_lift": True}),
     Candidate("learner-lift-frozen", {"learner": True, "learner_lift": True, "evolve": False}),
     Candidate("learner-frozen", {"learner": True, "evolve": False}),
+    # Session 17, from the django-db trace (the chapter's index linked as "Models and
+    # databases" scored 0.018 on the third page: the topic's words were in every page so
+    # far); fixed before any grid crawl of it (tried on five topics first, below).
+    Candidate("smooth-link-idf", {"smooth_link_idf": True}),
+    # Narrower, after smooth-link-idf's Java crawls were seen (the site's common words
+    # weighed up too): only the topic's own words, as if in at most half the pages.
+    Candidate("topic-df-cap-0.5", {"topic_df_cap": 0.5}),
+    # Over session 17's defaults (topic_df_cap=0.5 on): the cap off, to judge it again.
+    Candidate("no-topic-df-cap", {"topic_df_cap": 1.0}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -170,6 +179,7 @@ FEATURES: dict[str, str] = {
     "threshold calibration (calibrate_after=20)": "no-calibrate",
     "topic update (evolve)": "frozen",
     "decay 0.5 (against 0.3)": "decay-0.3",
+    "the topic's words capped in a link's texts (topic_df_cap=0.5)": "no-topic-df-cap",
 }
 """Today's features (and numeric settings, session 15's defaults) -> the candidate without
 them. (Sessions 13-14 judged the features of their defaults the same way: the README.)"""
@@ -187,8 +197,13 @@ NEW_FEATURES: dict[str, tuple[str, str]] = {
     "the learner with the lift blend (learner_lift)": ("learner-lift", "defaults"),
     "the learner with the lift blend, topic update off": ("learner-lift-frozen", "frozen"),
     "the learner (linear blend), topic update off": ("learner-frozen", "frozen"),
+    "smoothed IDF for a link's texts (smooth_link_idf)": ("smooth-link-idf", "defaults"),
+    "the topic's words in at most half the pages, in a link's texts (topic_df_cap=0.5)": (
+        "topic-df-cap-0.5",
+        "defaults",
+    ),
 }
-"""Sessions 15 and 16's new options -> (the candidate with them, the candidate without them)."""
+"""Sessions 15 to 17's new options -> (the candidate with them, the candidate without them)."""
 
 
 # --------------------------------------------------------------------------- the grid cache

@@ -149,6 +149,30 @@ class FocusedOptions(StrategyOptions):
             -> 1.7x (java-time 241 -> 113, java-files 331 -> 176, java-sql 200 -> 126); on
             the six other sites it changes no F90, so leave-one-site-out keeps it (ties go to
             the feature) without showing that it carries beyond Javadoc-like sites.
+        smooth_link_idf: a link's texts (its block's, its own anchor and URL words, its URL's
+            directories) are weighed with the smoothed IDF ``log((1 + N) / (1 + n_k)) + 1``
+            instead of ``log(N / n_k + 0.01)``; a page's text keeps the plain one. A focused
+            crawl's first pages are mostly on the topic, so the topic's own words are in
+            nearly all of them and the plain IDF gives them about a hundredth of the weight of
+            the anchor's other words: django-db's ``topics/db/index.html``, the chapter's
+            index, linked from the third page as "Models and databases", scored 0.018 there
+            (``topics``, ``db`` and ``index`` outweighed ``model`` and ``database``) and was
+            never fetched before 90 % recall. The smoothed IDF keeps a common word at least
+            ``1 / (1 + log(1 + N))`` of a rare one's weight. Off by default (see
+            benchmarks/focus/README.md, session 17).
+        topic_df_cap: in a link's texts, a word of the topic counts as found in at most this
+            share of the pages seen so far (its IDF at least ``log(1 / cap + 0.01)``); other
+            words keep the plain IDF. The same trace as ``smooth_link_idf``, narrower: what
+            a focused crawl's own pages say about how common the topic's words are is no
+            evidence that they say little, while a word of the site's that is in every page
+            (``java`` in ``java/util/concurrent/``) still weighs next to nothing. 1: off.
+            **0.5 by default** (session 17; the value was fixed after ``smooth_link_idf``'s
+            Java crawls and five traces were seen, before any grid crawl of it): chosen by
+            leave-one-site-out on every site, F90/oracle over 29 topics on 7 sites 1.60 ->
+            1.52 (Java 1.77 -> 1.48: java-xml 486 -> 307, java-files 139 -> 86; Django 1.71
+            -> 1.22: django-db 62 -> 38; httpd 2.48 -> 2.15), but Python 1.27 -> 1.29, Git
+            1.50 -> 1.73 (git-syncing 23 -> 33), SQLite 2.39 -> 2.80 (sqlite-extensions 37
+            -> 48, sqlite-internals 80 -> 93); benchmarks/focus/README.md.
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
@@ -355,6 +379,8 @@ class FocusedOptions(StrategyOptions):
     menu_score: float = 0.0
     menu_links: int = 12
     role_anchors: int = 5
+    smooth_link_idf: bool = False
+    topic_df_cap: float = 0.5
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0
@@ -435,6 +461,7 @@ class FocusedOptions(StrategyOptions):
             "sibling_yield",
             "own_words_weight",
             "menu_score",
+            "topic_df_cap",
         )
         _require(
             self.auto_judge in AUTO_JUDGES,
@@ -447,6 +474,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.sibling_prior > 0.0, "sibling_prior must be > 0")
         _require(self.sibling_links >= 2, "sibling_links must be >= 2")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
+        _require(self.topic_df_cap > 0.0, "topic_df_cap must be > 0")
         _require(self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")

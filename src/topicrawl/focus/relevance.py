@@ -227,6 +227,12 @@ class TopicScorer:
             user_words=[*user_words, *unsplittable_keywords(topics)], stem=stem
         )
         self.analyzer = analyzer
+        self.smooth_text_idf = False
+        """Short texts (anchors, URL words, link blocks) weighed with the smoothed IDF (see
+        :meth:`~topicrawl.text.vectors.TfidfModel.weigh`); pages always with the plain one."""
+        self.topic_df_cap = 1.0
+        """In short texts, a term of a topic's vector counts as contained in at most this
+        share of the pages seen (its IDF at least ``log(1 / cap + 0.01)``); 1: as counted."""
         self.model = TfidfModel()
         vocabulary = self.model.vocabulary
         self.topics = tuple(
@@ -300,7 +306,13 @@ class TopicScorer:
         counts = self.text_counts(text)
         if self._topic_terms().isdisjoint(counts):
             return 0.0  # no term in common with any topic vector: every cosine is 0
-        vector = self.model.weigh(counts)
+        cap = self.topic_df_cap
+        vector = self.model.weigh(
+            counts,
+            smooth=self.smooth_text_idf,
+            capped=self._topic_terms() if cap < 1.0 else (),
+            cap=cap,
+        )
         score = self.relevance(vector).score
         moved = [t.initial_weights for t in self.topics if t.updated] if initial else []
         if moved:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import cast
 
 __all__ = [
@@ -143,13 +143,37 @@ class TfidfModel:
             df[term_id] = df.get(term_id, 0.0) + weight
         self._documents += weight
 
-    def weigh(self, counts: Mapping[int, int]) -> SparseVector:
-        """The L2-normalised TF-IDF vector of a document's term counts."""
+    def weigh(
+        self,
+        counts: Mapping[int, int],
+        *,
+        smooth: bool = False,
+        capped: Container[int] = (),
+        cap: float = 1.0,
+    ) -> SparseVector:
+        """The L2-normalised TF-IDF vector of a document's term counts.
+
+        With ``smooth``, the IDF is ``log((1 + N) / (1 + n_k)) + 1``: at least 1, so a term
+        every document so far contains still counts (the plain IDF gives it ``log(1.01)``,
+        about a hundredth of a rare term's), and at most ``1 + log(1 + N)`` times that.
+        Otherwise the terms in ``capped`` count as contained in at most ``cap`` of the
+        documents (``n_k <= cap * N``, and never under 1): their IDF is at least
+        ``log(1 / cap + 0.01)``.
+        """
         documents = self._documents
         df = self._df
         weights: SparseVector = {}
+        if smooth:
+            for term_id, tf in counts.items():
+                weights[term_id] = tf * (
+                    math.log((1.0 + documents) / (1.0 + df.get(term_id, 0.0))) + 1.0
+                )
+            return normalized(weights)
+        most = max(cap * documents, 1.0)
         for term_id, tf in counts.items():
             containing = max(df.get(term_id, 0.0), 1.0)
+            if containing > most and term_id in capped:
+                containing = most
             weights[term_id] = tf * math.log(max(documents, containing) / containing + 0.01)
         return normalized(weights)
 

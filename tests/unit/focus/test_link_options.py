@@ -89,3 +89,30 @@ def test_the_link_options_are_checked() -> None:
         _focused(menu_score=-0.1)
     with pytest.raises(ConfigError, match="menu_links"):
         _focused(menu_links=1)
+
+
+def test_smooth_link_idf_and_topic_df_cap_keep_the_topics_word_in_an_anchor() -> None:
+    """Session 17 (django-db): after pages that all contain the topic's word, the plain IDF
+    gives it log(1.01) and an anchor naming it scores next to nothing; the smoothed IDF
+    keeps it at weight 1 against log((1 + N) / 1) + 1 for a word no page had."""
+
+    def anchor_score(**options: object) -> float:
+        strategy = _focused(**options)
+        strategy.on_page(html_page("http://a/", text="crawler"))
+        link = Link("http://a/b/", "crawler zebra", block=0, block_text="crawler zebra")
+        page = html_page("http://a/p.html", [link], text="crawler")
+        [request] = strategy.on_page(page).requests
+        return request.reasons["anchor"]
+
+    # Two pages counted, both with "crawler" (N = 2, n = 2), "zebra" in none (n = 0). The
+    # link's block and own words are "crawler zebra" (its URL "b" a directory, no words of
+    # the topic); against the topic "crawler", the cosine is crawler's weight over the norm.
+    plain = math.log(1.01) / math.hypot(math.log(1.01), math.log(2.01))
+    smooth = 1.0 / math.hypot(1.0, math.log(3.0) + 1.0)
+    assert anchor_score(topic_df_cap=1.0) == pytest.approx(plain)
+    assert anchor_score(topic_df_cap=1.0, smooth_link_idf=True) == pytest.approx(smooth)
+    assert smooth > 30 * plain
+    # topic_df_cap (0.5 by default): "crawler" counts as in at most 0.5 * 2 = 1 page, so its
+    # IDF is log(2 / 1 + 0.01), the same as "zebra"'s (in none, counted as 1): 1 / sqrt(2).
+    assert anchor_score() == pytest.approx(1 / math.sqrt(2))
+    assert anchor_score(topic_df_cap=0.5) == anchor_score()

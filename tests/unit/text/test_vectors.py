@@ -164,3 +164,44 @@ def test_ids_of_gives_what_id_of_would_in_the_same_order() -> None:
             one_by_one.term(i) for i in range(len(one_by_one))
         ]
     assert at_once.ids_of(["other"]) == [OOV]
+
+
+def test_smoothed_weights_use_log_one_plus_n_over_one_plus_nk_plus_one() -> None:
+    model = _model("crawler web", "crawler spider", "cooking", "web cooking")
+    ids = model.vocabulary
+    counts = {ids.id_of("crawler"): 2, ids.id_of("spider"): 1}
+    crawler = 2 * (math.log(5 / 3) + 1)
+    spider = 1 * (math.log(5 / 2) + 1)
+    length = math.hypot(crawler, spider)
+    vector = model.weigh(counts, smooth=True)
+    assert vector[ids.id_of("crawler")] == pytest.approx(crawler / length)
+    assert vector[ids.id_of("spider")] == pytest.approx(spider / length)
+    # The plain weights of the same counts differ (the default is unchanged).
+    assert model.weigh(counts) == model.vectorize(["crawler", "crawler", "spider"])
+    assert model.weigh(counts) != pytest.approx(vector)
+
+
+def test_smoothing_keeps_a_term_of_every_document_at_weight_one() -> None:
+    model = _model("web", "web", "web")
+    ids = model.vocabulary
+    rare = ids.id_of("spider")  # in no document yet
+    plain = model.weigh({ids.id_of("web"): 1, rare: 1})
+    smooth = model.weigh({ids.id_of("web"): 1, rare: 1}, smooth=True)
+    # Plain: log(1.01) against log(3 / 1 + 0.01): "web" is about a hundredth of "spider".
+    assert plain[ids.id_of("web")] / plain[rare] == pytest.approx(math.log(1.01) / math.log(3.01))
+    # Smoothed: 1 against log(4 / 1) + 1.
+    assert smooth[ids.id_of("web")] / smooth[rare] == pytest.approx(1 / (math.log(4) + 1))
+
+
+def test_capped_terms_count_as_in_at_most_cap_of_the_documents() -> None:
+    model = _model("web crawler", "web", "web", "web spider")
+    ids = model.vocabulary
+    web, crawler = ids.id_of("web"), ids.id_of("crawler")
+    counts = {web: 1, crawler: 1}
+    capped = model.weigh(counts, capped={web}, cap=0.5)
+    # "web" is in 4 of 4 documents: capped at 0.5 * 4 = 2, so log(4 / 2 + 0.01); "crawler"
+    # (1 of 4, not capped) keeps log(4 / 1 + 0.01).
+    assert capped[web] / capped[crawler] == pytest.approx(math.log(2.01) / math.log(4.01))
+    # A capped term under the cap, and the default cap of 1, leave the plain weights.
+    assert model.weigh(counts, capped={crawler}, cap=0.5) == model.weigh(counts)
+    assert model.weigh(counts, capped={web}) == model.weigh(counts)

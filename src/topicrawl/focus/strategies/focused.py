@@ -86,6 +86,8 @@ class FocusedStrategy(_LinkEvidence, _Learning):
     def __init__(self, *, topics: Sequence[TopicProfile], options: FocusedOptions) -> None:
         super().__init__(topics=topics, options=options)
         self.focused = options
+        self.scorer.smooth_text_idf = options.smooth_link_idf
+        self.scorer.topic_df_cap = options.topic_df_cap
         self.controller = ThresholdController(settings=options.threshold_settings())
         self.judge = options.judge or options.automatic_judge(self.scorer)
         self.candidates = CandidatePool(capacity=options.max_candidates)
