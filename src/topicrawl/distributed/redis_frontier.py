@@ -526,7 +526,13 @@ class RedisFrontier:
         """
         return await self._push(requests, reserve="")  # >= 0: only a reservation is refused
 
-    async def reserve_page(self, lease: Lease, requests: Sequence[Request]) -> int | None:
+    async def reserve_page(
+        self,
+        lease: Lease,
+        requests: Sequence[Request],
+        *,
+        stopping: asyncio.Event | None = None,
+    ) -> int | None:
         """Reserve one page of the crawl's page budget for the lease's page before it is
         stored, and queue ``requests`` (the page's links) in the same round trip.
 
@@ -537,7 +543,9 @@ class RedisFrontier:
 
         While the limit is reached only with reservations not yet final (other pages in
         hand, or a dead worker's not yet given back), the call waits for them to settle,
-        as long as the lease lasts.
+        as long as the lease lasts, and no longer than until ``stopping`` is set: a crawl
+        that stops sends no more of its own acks, so its reservations would not settle
+        before the lease ran out (a worker's stop waited up to ``lease_ttl``).
 
         Returns:
             How many requests were added, or None when the limit is reached (nothing is
@@ -551,7 +559,14 @@ class RedisFrontier:
             left = lease.expires_at - self._clock()
             if added == -1 or left < 4 * _BUDGET_WAIT:
                 return None
-            await asyncio.sleep(_BUDGET_WAIT)
+            if stopping is None:
+                await asyncio.sleep(_BUDGET_WAIT)
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_BUDGET_WAIT):
+                    await stopping.wait()
+            if stopping.is_set():
+                return None
 
     async def _push(self, requests: Sequence[Request], *, reserve: str) -> int:
         """Push in batches; with ``reserve`` (a lease token) the first batch reserves a page

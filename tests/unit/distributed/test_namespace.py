@@ -88,11 +88,13 @@ async def test_seeds_outside_explicit_domains_are_refused(namespace: Namespace) 
         await namespace.add_seeds(["http://c.example.com/"])
 
 
-async def _leases(namespace: Namespace, redis_url: str, count: int) -> list[Lease]:
+async def _leases(
+    namespace: Namespace, redis_url: str, count: int, *, lease_ttl: float = 1.5
+) -> list[Lease]:
     """``count`` leases popped from a frontier on the namespace (its URLs pushed first)."""
     # Short leases: a reservation refused while others are not final waits at most that long.
     frontier = RedisFrontier(
-        redis_url, namespace=namespace.name, max_per_host=1000, exact=True, lease_ttl=1.5
+        redis_url, namespace=namespace.name, max_per_host=1000, exact=True, lease_ttl=lease_ttl
     )
     async with frontier:
         await frontier.push([Request(url=f"http://a.example.org/{i}") for i in range(count)])
@@ -249,4 +251,23 @@ async def test_a_refused_reservation_waits_for_one_that_may_come_back(
     assert not waiting.done()  # the limit is reached, but not with final reservations
     assert await frontier.reclaim(dead)  # e.g. its worker was found dead
     assert await waiting == 0
+    assert (await namespace.state()).reserved == 1
+
+
+async def test_a_wait_for_reservations_to_settle_ends_when_the_crawl_stops(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
+    # The reservation it waits for is this crawl's own page, whose ack a stopping crawl no
+    # longer sends: the wait would last the lease (lease_ttl, 300 s by default). It must end
+    # with the stop, the page refused (its lease is then reclaimed by the caller).
+    await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=1))
+    mine, other = await _leases(namespace, redis_url, 2, lease_ttl=300.0)
+    assert await frontier.reserve_page(mine, []) is not None
+    stopping = asyncio.Event()
+    waiting = asyncio.create_task(frontier.reserve_page(other, [], stopping=stopping))
+    await asyncio.sleep(0.3)
+    assert not waiting.done()
+    stopping.set()
+    async with asyncio.timeout(5.0):  # not the lease's time
+        assert await waiting is None
     assert (await namespace.state()).reserved == 1
