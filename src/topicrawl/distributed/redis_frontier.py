@@ -56,7 +56,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from topicrawl.core.errors import ConfigError, FrontierError
+from topicrawl.core.errors import ConfigError, FrontierError, LeaseLost
 from topicrawl.core.models import EMPTY_REASONS, Lease, Request
 from topicrawl.distributed.popgate import PopGate
 from topicrawl.parse.urls import fingerprint, fingerprints, host_of
@@ -550,12 +550,19 @@ class RedisFrontier:
         Returns:
             How many requests were added, or None when the limit is reached (nothing is
             reserved or queued).
+
+        Raises:
+            LeaseLost: the lease is no longer this worker's (expired, or given back when the
+                worker was thought dead): nothing is reserved or queued, and the page must
+                not be stored (its URL is queued again).
         """
         while True:
             added = await self._push(requests, reserve=lease.token)
             if added >= 0:
                 self.reserved_here += 1
                 return added
+            if added == -3:
+                raise LeaseLost(f"the lease of {lease.request.url[:200]} is gone")
             left = lease.expires_at - self._clock()
             if added == -1 or left < 4 * _BUDGET_WAIT:
                 return None
@@ -570,7 +577,7 @@ class RedisFrontier:
 
     async def _push(self, requests: Sequence[Request], *, reserve: str) -> int:
         """Push in batches; with ``reserve`` (a lease token) the first batch reserves a page
-        first, and a refusal (-1 or -2, see push.lua) queues nothing."""
+        first, and a refusal (-1, -2 or -3, see push.lua) queues nothing."""
         self._client()
         if self._observer:
             raise FrontierError("an observer frontier cannot push")

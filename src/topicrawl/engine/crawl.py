@@ -30,6 +30,7 @@ from topicrawl.core.errors import (
     BlockedError,
     BodyTooLarge,
     FetchError,
+    LeaseLost,
     RetryableFetchError,
     StorageError,
 )
@@ -128,7 +129,8 @@ class PageBudget(Protocol):
         queue ``requests`` (its links) with it: how many were added, or None when no page is
         left (nothing is queued). The reservation is the lease's: acking it makes it final,
         reclaiming it gives the page back. A wait for other reservations to settle ends
-        (None) when ``stopping`` is set."""
+        (None) when ``stopping`` is set. Raises LeaseLost when the lease is no longer the
+        caller's (nothing is reserved; the page is not to be stored)."""
         ...
 
 
@@ -730,7 +732,13 @@ class Crawler:
             # Shared page limit (processes of one crawl): the page's reservation and its
             # links go to the frontier in one round trip, before the page is stored. At the
             # limit the strategy has seen a page that is not stored (at most the pages in hand).
-            added = await self._budget.reserve_page(lease, requests, stopping=self._stopping)
+            try:
+                added = await self._budget.reserve_page(lease, requests, stopping=self._stopping)
+            except LeaseLost as exc:
+                # Its URL is queued again (maybe fetched by another worker already): storing
+                # the page here would count it twice against the limit.
+                log.info("page not stored: %s", exc)
+                return
             if added is None:
                 self.limit_reached = True
                 await self._frontier.reclaim(lease)
