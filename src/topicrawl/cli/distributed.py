@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -92,11 +94,32 @@ def _stop_on_signals(
     message: str | None = None,
     *,
     stopped_by: list[signal.Signals] | None = None,
+    grace: float | None = None,
 ) -> None:
     """Stop on the first SIGINT or SIGTERM (each recorded in ``stopped_by``), cancel every
-    task on the second."""
+    task on the second.
+
+    With ``grace``, the first signal also bounds the stop: every task is cancelled after
+    ``grace`` seconds (as by a second signal), and the process exits after ``grace`` more,
+    whatever it still waits for (a write to a database that does not answer, say). Nothing
+    is lost either way: a URL is acked only once its page is durably stored, and the leases
+    of a worker that went away go back to the crawl."""
     loop = asyncio.get_running_loop()
     interrupts: list[signal.Signals] = [] if stopped_by is None else stopped_by
+
+    def cancel_all() -> None:
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+
+    def quit_now(sig: signal.Signals) -> None:
+        err.print(f"still stopping after {grace:g} s: quitting the pages in flight")
+        cancel_all()
+        loop.call_later(grace or 0.0, exit_now, sig)
+
+    def exit_now(sig: signal.Signals) -> None:
+        err.print(f"still stopping after {2 * (grace or 0.0):g} s: exiting (leases go back)")
+        sys.stderr.flush()
+        os._exit(128 + sig.value)
 
     def on_signal(sig: signal.Signals) -> None:
         interrupts.append(sig)
@@ -104,9 +127,10 @@ def _stop_on_signals(
             if message:
                 err.print(message)
             stop()
+            if grace is not None:
+                loop.call_later(grace, quit_now, sig)
         else:
-            for task in asyncio.all_tasks(loop):
-                task.cancel()
+            cancel_all()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
@@ -255,7 +279,7 @@ async def _work(  # noqa: PLR0917 - the worker command's parts
         settings,
         distributed,
         node_id=node_id,
-        on_start=lambda crawler: _on_worker_start(crawler, stopped_by),
+        on_start=lambda crawler: _on_worker_start(crawler, stopped_by, distributed.stop_grace),
         on_line=_show_progress,
         line_every=every,
         metrics_port=metrics_port,  # obs: issue 19
@@ -284,7 +308,7 @@ def worker_settings(config: Path | None, overrides: dict[str, Any]) -> CrawlSett
     return settings
 
 
-def _on_worker_start(crawler: Crawler, stopped_by: list[signal.Signals]) -> None:
+def _on_worker_start(crawler: Crawler, stopped_by: list[signal.Signals], grace: float) -> None:
     from topicrawl.engine.heap import settle_heap  # noqa: PLC0415
 
     settle_heap()
@@ -292,6 +316,7 @@ def _on_worker_start(crawler: Crawler, stopped_by: list[signal.Signals]) -> None
         crawler.stop,
         "stopping: finishing pages in flight (Ctrl-C again to quit now)",
         stopped_by=stopped_by,
+        grace=grace,
     )
 
 

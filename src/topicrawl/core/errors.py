@@ -36,6 +36,7 @@ __all__ = [
     "DatabaseLocked",
     "FetchError",
     "FrontierError",
+    "LeaseLost",
     "OutOfScope",
     "PermanentFetchError",
     "RedirectLoop",
@@ -177,6 +178,12 @@ class DatabaseLocked(StorageError):
 
 class DatabaseCorrupt(StorageError):
     """The file is not a usable database."""
+
+
+class LeaseLost(TopicrawlError):
+    """The lease of a page in hand is no longer this worker's (it expired, or went back
+    when the worker was thought dead): its URL is queued again, so the page is not stored
+    here."""
 
 
 class FrontierError(TopicrawlError):

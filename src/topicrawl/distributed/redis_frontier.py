@@ -56,7 +56,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from topicrawl.core.errors import ConfigError, FrontierError
+from topicrawl.core.errors import ConfigError, FrontierError, LeaseLost
 from topicrawl.core.models import EMPTY_REASONS, Lease, Request
 from topicrawl.distributed.popgate import PopGate
 from topicrawl.parse.urls import fingerprint, fingerprints, host_of
@@ -526,7 +526,13 @@ class RedisFrontier:
         """
         return await self._push(requests, reserve="")  # >= 0: only a reservation is refused
 
-    async def reserve_page(self, lease: Lease, requests: Sequence[Request]) -> int | None:
+    async def reserve_page(
+        self,
+        lease: Lease,
+        requests: Sequence[Request],
+        *,
+        stopping: asyncio.Event | None = None,
+    ) -> int | None:
         """Reserve one page of the crawl's page budget for the lease's page before it is
         stored, and queue ``requests`` (the page's links) in the same round trip.
 
@@ -537,25 +543,41 @@ class RedisFrontier:
 
         While the limit is reached only with reservations not yet final (other pages in
         hand, or a dead worker's not yet given back), the call waits for them to settle,
-        as long as the lease lasts.
+        as long as the lease lasts, and no longer than until ``stopping`` is set: a crawl
+        that stops sends no more of its own acks, so its reservations would not settle
+        before the lease ran out (a worker's stop waited up to ``lease_ttl``).
 
         Returns:
             How many requests were added, or None when the limit is reached (nothing is
             reserved or queued).
+
+        Raises:
+            LeaseLost: the lease is no longer this worker's (expired, or given back when the
+                worker was thought dead): nothing is reserved or queued, and the page must
+                not be stored (its URL is queued again).
         """
         while True:
             added = await self._push(requests, reserve=lease.token)
             if added >= 0:
                 self.reserved_here += 1
                 return added
+            if added == -3:
+                raise LeaseLost(f"the lease of {lease.request.url[:200]} is gone")
             left = lease.expires_at - self._clock()
             if added == -1 or left < 4 * _BUDGET_WAIT:
                 return None
-            await asyncio.sleep(_BUDGET_WAIT)
+            if stopping is None:
+                await asyncio.sleep(_BUDGET_WAIT)
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_BUDGET_WAIT):
+                    await stopping.wait()
+            if stopping.is_set():
+                return None
 
     async def _push(self, requests: Sequence[Request], *, reserve: str) -> int:
         """Push in batches; with ``reserve`` (a lease token) the first batch reserves a page
-        first, and a refusal (-1 or -2, see push.lua) queues nothing."""
+        first, and a refusal (-1, -2 or -3, see push.lua) queues nothing."""
         self._client()
         if self._observer:
             raise FrontierError("an observer frontier cannot push")

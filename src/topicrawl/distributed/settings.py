@@ -71,6 +71,14 @@ class DistributedSettings(BaseSettings):
     storage_retries: int = Field(
         8, ge=0, le=1000, description="Retries of a database write whose connection dropped."
     )
+    stop_grace: float = Field(
+        60.0,
+        gt=0,
+        le=DAY,
+        description="Seconds a worker told to stop (SIGTERM, Ctrl-C) may take to finish its "
+        "pages in flight; then it quits them (their leases go back), and ends at the latest "
+        "after as long again.",
+    )
     exact_dedupe: bool = Field(False, description="Exact URL set in Redis instead of Bloom.")
     assignment: str = Field(
         "rendezvous",

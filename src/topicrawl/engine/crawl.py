@@ -30,6 +30,7 @@ from topicrawl.core.errors import (
     BlockedError,
     BodyTooLarge,
     FetchError,
+    LeaseLost,
     RetryableFetchError,
     StorageError,
 )
@@ -117,11 +118,19 @@ class CrawlLimits:
 
 
 class PageBudget(Protocol):
-    async def reserve_page(self, lease: Lease, requests: Sequence[Request]) -> int | None:
+    async def reserve_page(
+        self,
+        lease: Lease,
+        requests: Sequence[Request],
+        *,
+        stopping: asyncio.Event | None = None,
+    ) -> int | None:
         """Take one page of the crawl's limit for the lease's page before it is stored, and
         queue ``requests`` (its links) with it: how many were added, or None when no page is
         left (nothing is queued). The reservation is the lease's: acking it makes it final,
-        reclaiming it gives the page back."""
+        reclaiming it gives the page back. A wait for other reservations to settle ends
+        (None) when ``stopping`` is set. Raises LeaseLost when the lease is no longer the
+        caller's (nothing is reserved; the page is not to be stored)."""
         ...
 
 
@@ -723,7 +732,13 @@ class Crawler:
             # Shared page limit (processes of one crawl): the page's reservation and its
             # links go to the frontier in one round trip, before the page is stored. At the
             # limit the strategy has seen a page that is not stored (at most the pages in hand).
-            added = await self._budget.reserve_page(lease, requests)
+            try:
+                added = await self._budget.reserve_page(lease, requests, stopping=self._stopping)
+            except LeaseLost as exc:
+                # Its URL is queued again (maybe fetched by another worker already): storing
+                # the page here would count it twice against the limit.
+                log.info("page not stored: %s", exc)
+                return
             if added is None:
                 self.limit_reached = True
                 await self._frontier.reclaim(lease)

@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from topicrawl.core.config import load_settings
-from topicrawl.core.errors import ConfigError
+from topicrawl.core.errors import ConfigError, LeaseLost
 from topicrawl.core.models import Lease, Request
 from topicrawl.distributed.namespace import (
     Namespace,
@@ -88,14 +88,19 @@ async def test_seeds_outside_explicit_domains_are_refused(namespace: Namespace) 
         await namespace.add_seeds(["http://c.example.com/"])
 
 
-async def _leases(namespace: Namespace, redis_url: str, count: int) -> list[Lease]:
-    """``count`` leases popped from a frontier on the namespace (its URLs pushed first)."""
+async def _leases(
+    namespace: Namespace, redis_url: str, count: int, *, lease_ttl: float = 1.5, first: int = 0
+) -> list[Lease]:
+    """``count`` leases popped from a frontier on the namespace (its URLs, numbered from
+    ``first``, pushed first)."""
     # Short leases: a reservation refused while others are not final waits at most that long.
     frontier = RedisFrontier(
-        redis_url, namespace=namespace.name, max_per_host=1000, exact=True, lease_ttl=1.5
+        redis_url, namespace=namespace.name, max_per_host=1000, exact=True, lease_ttl=lease_ttl
     )
     async with frontier:
-        await frontier.push([Request(url=f"http://a.example.org/{i}") for i in range(count)])
+        await frontier.push(
+            [Request(url=f"http://a.example.org/{i}") for i in range(first, first + count)]
+        )
         leases = [await frontier.pop() for _ in range(count)]
     assert all(leases)
     return [lease for lease in leases if lease is not None]
@@ -113,14 +118,17 @@ async def test_concurrent_reservations_never_pass_the_limit(
     namespace: Namespace, frontier: RedisFrontier, redis_url: str
 ) -> None:
     await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=50))
-    leases = await _leases(namespace, redis_url, 110)
-    granted = await asyncio.gather(*(frontier.reserve_page(lease, []) for lease in leases[:90]))
+    leases = await _leases(namespace, redis_url, 90)
+    granted = await asyncio.gather(*(frontier.reserve_page(lease, []) for lease in leases))
     assert sum(g is not None for g in granted) == 50
     assert frontier.reserved_here == 50
     assert await namespace.limit_reached()
     await namespace.set_max_pages(60)
     assert not await namespace.limit_reached()
-    granted = await asyncio.gather(*(frontier.reserve_page(lease, []) for lease in leases[90:]))
+    # Leased now: the refused reservations above waited for most of the short leases, and a
+    # lease that is gone reserves nothing (test_a_lease_lost_before_its_reservation_...).
+    leases = await _leases(namespace, redis_url, 20, first=90, lease_ttl=300.0)
+    granted = await asyncio.gather(*(frontier.reserve_page(lease, []) for lease in leases))
     assert sum(g is not None for g in granted) == 10
 
 
@@ -250,3 +258,46 @@ async def test_a_refused_reservation_waits_for_one_that_may_come_back(
     assert await frontier.reclaim(dead)  # e.g. its worker was found dead
     assert await waiting == 0
     assert (await namespace.state()).reserved == 1
+
+
+async def test_a_wait_for_reservations_to_settle_ends_when_the_crawl_stops(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
+    # The reservation it waits for is this crawl's own page, whose ack a stopping crawl no
+    # longer sends: the wait would last the lease (lease_ttl, 300 s by default). It must end
+    # with the stop, the page refused (its lease is then reclaimed by the caller).
+    await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=1))
+    mine, other = await _leases(namespace, redis_url, 2, lease_ttl=300.0)
+    assert await frontier.reserve_page(mine, []) is not None
+    stopping = asyncio.Event()
+    waiting = asyncio.create_task(frontier.reserve_page(other, [], stopping=stopping))
+    await asyncio.sleep(0.3)
+    assert not waiting.done()
+    stopping.set()
+    async with asyncio.timeout(5.0):  # not the lease's time
+        assert await waiting is None
+    assert (await namespace.state()).reserved == 1
+
+
+async def test_a_lease_lost_before_its_reservation_reserves_nothing(
+    namespace: Namespace, frontier: RedisFrontier, redis_url: str
+) -> None:
+    # A worker's lease can go back while its page is in hand (the worker was declared dead
+    # for a moment, or the lease expired). Its reservation used to be made all the same,
+    # under a token nothing would ever ack or give back: the page counted for ever as
+    # "not final", so at the limit every other page waited out its lease instead of being
+    # refused (a worker that did not end).
+    await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=2))
+    lost, kept, late = await _leases(namespace, redis_url, 3, lease_ttl=300.0)
+    assert await frontier.reclaim(lost)  # e.g. its node was found dead
+    with pytest.raises(LeaseLost):
+        await frontier.reserve_page(lost, [Request(url="http://a.example.org/from-lost")])
+    assert not await frontier.seen("http://a.example.org/from-lost")  # its links not queued
+    assert (await namespace.state()).reserved == 0
+    assert await frontier.reserve_page(kept, []) is not None
+    assert await frontier.ack(kept)
+    second = (await _leases(namespace, redis_url, 1, lease_ttl=300.0))[0]
+    assert await frontier.reserve_page(second, []) is not None
+    assert await frontier.ack(second)
+    async with asyncio.timeout(5.0):  # refused at once: every reservation is final
+        assert await frontier.reserve_page(late, []) is None

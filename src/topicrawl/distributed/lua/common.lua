@@ -62,10 +62,15 @@ end
 
 -- Reserve one page of the budget for the lease `token`: the pages reserved with it; -1 when
 -- the limit is reached, -2 when it is reached only with reservations not yet final (leases
--- not acked: some may come back, e.g. a dead worker's).
-local function reserve_page(token)
+-- not acked: some may come back, e.g. a dead worker's), -3 when the lease is gone or expired
+-- (no ack or reclaim would ever settle a reservation made for it).
+local function reserve_page(token, now)
   if redis.call('HEXISTS', K_BUDGETED, token) == 1 then  -- a retried call: reserved already
     return tonumber(redis.call('HGET', K_BUDGET, 'reserved'))
+  end
+  local lrec = redis.call('HGET', K_LEASE, token)
+  if not lrec or now >= tonumber(string.sub(lrec, 1, string.find(lrec, '\t', 1, true) - 1)) then
+    return -3
   end
   local most = tonumber(redis.call('HGET', K_BUDGET, 'max_pages') or '0')
   local used = tonumber(redis.call('HGET', K_BUDGET, 'reserved') or '0')

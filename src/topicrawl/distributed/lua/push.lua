@@ -4,12 +4,13 @@
 -- whatever it holds). Two arguments, not seven: the client's cost is per argument.
 -- A host without an owner is given the proposed owner ('' none) if that node is live.
 -- Returns how many requests were new, or (nothing queued) -1 when the page limit is reached,
--- -2 when it is reached with reservations not yet final (see reserve_page).
+-- -2 when it is reached with reservations not yet final, -3 when the lease is gone (see
+-- reserve_page).
 local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
 local exact = ARGV[3] == 'x'
 local m, k, seg_bits = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 if ARGV[7] ~= '' then
-  local reserved = reserve_page(ARGV[7])
+  local reserved = reserve_page(ARGV[7], now)
   if reserved < 0 then return reserved end
 end
 local added = 0
