@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from topicrawl.core.errors import (
     BlockedError,
     BodyTooLarge,
+    DatabaseLocked,
     FetchError,
+    FrontierLocked,
     RetryableFetchError,
     StorageError,
 )
@@ -378,7 +380,7 @@ class Crawler:
             self.stats.finished_at = self._clock()
             if not self._left_held:  # else: the holds its URLs were left queued for
                 self.stats.held = self._held.current(self.stats.finished_at)
-            await self._checkpoint()
+            await self._last_checkpoint()
         if self._fatal is not None:
             raise self._fatal
         return self.stats
@@ -900,6 +902,19 @@ class Crawler:
                 # would sleep out their poll interval.
                 self._wakeup.set()
 
+    async def _last_checkpoint(self) -> None:
+        """The checkpoint at the end, tried again for as long as a lock holds the file (a
+        crawl must not end on a transient lock, nor leave its last pages unwritten)."""
+        pause = self._limits.checkpoint_interval
+        while True:
+            try:
+                await self._checkpoint()
+                return
+            except (DatabaseLocked, FrontierLocked) as exc:
+                log.warning("the last checkpoint waits for a lock (%s); trying again", exc)
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, 5.0)
+
     async def _checkpoint_loop(self) -> None:
         while True:
             await asyncio.sleep(self._limits.checkpoint_interval)
@@ -908,6 +923,12 @@ class Crawler:
                 if self._limits.shared_storage and self._limits.max_pages:
                     stored = await self._storage.count_pages()
                     self.stats.pages = max(self.stats.pages, stored)
+            except (DatabaseLocked, FrontierLocked) as exc:
+                # Another connection (the frontier's or the storage's writer, a user's shell)
+                # held the file past its busy timeout: what was not written stays buffered,
+                # and the next checkpoint writes it.
+                log.warning("checkpoint postponed, the database is locked: %s", exc)
+                continue
             except StorageError as exc:
                 self._fatal = exc
                 log.exception("checkpoint failed, stopping the crawl")

@@ -53,7 +53,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple, Self
 
-from topicrawl.core.errors import ConfigError, FrontierError
+from topicrawl.core.errors import ConfigError, FrontierError, FrontierLocked
 from topicrawl.core.models import EMPTY_REASONS, Request
 from topicrawl.frontier._schedule import (
     Clock,
@@ -433,7 +433,12 @@ class SqliteFrontier(FrontierCore):
         pending = len(self._dirty)
         if pending >= self._flush_every:
             if pending >= 4 * self._flush_every:
-                await self._commit(with_acks=False)  # the writer is far behind: wait for it
+                try:
+                    await self._commit(with_acks=False)  # the writer is far behind: wait for it
+                except FrontierLocked:
+                    # Another connection holds the file (the storage's writer, a user's
+                    # shell): the changes stay pending and the background commits retry.
+                    logger.warning("frontier: the file is locked; %d changes wait", pending)
             else:
                 self._wake.set()
 
@@ -447,6 +452,8 @@ class SqliteFrontier(FrontierCore):
             if self._dirty or self._dirty_hosts:
                 try:
                     await self._commit(with_acks=False)
+                except FrontierLocked as exc:
+                    logger.warning("frontier: background commit waits for a lock: %s", exc)
                 except FrontierError:
                     logger.exception("frontier: background commit failed; retrying later")
 
@@ -808,7 +815,7 @@ def _frontier_error(exc: sqlite3.Error, path: Path, doing: str) -> FrontierError
     message = str(exc)
     lowered = message.lower()
     if "locked" in lowered or "busy" in lowered:
-        return FrontierError(
+        return FrontierLocked(
             f"could not {doing}: {path} is locked by another connection ({message}); "
             "stop the other process or use another file"
         )

@@ -28,7 +28,7 @@ from sqlalchemy import Row, func, insert, inspect, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.expression import Executable
 
-from topicrawl.core.errors import StorageError
+from topicrawl.core.errors import DatabaseLocked, StorageError
 from topicrawl.core.models import FetchFailure, Page
 from topicrawl.storage.buffer import WriteBuffer
 from topicrawl.storage.errors import with_retries
@@ -468,7 +468,7 @@ class SqlStorage:
         """
         self._check_writable()
         if self._buffer.page_count >= self._max_buffered:
-            await self.flush()
+            await self._flush_through_locks()
         keep = self._keep_body
         if page.link_scores and not self._keep_link_scores:
             page = dataclasses.replace(page, link_scores=())
@@ -498,7 +498,7 @@ class SqlStorage:
         except (TypeError, ValueError, AttributeError) as exc:
             raise StorageError(f"failure for {failure.url!r} cannot be stored: {exc}") from exc
         if self._buffer.failure_count >= self._max_buffered:
-            await self.flush()
+            await self._flush_through_locks()
         self._buffer.add_failure(failure, run_id)
         if self._buffer.failure_count >= self._batch_size:
             self._wake.set()
@@ -539,6 +539,18 @@ class SqlStorage:
         self._check_open()
         await self._drain()
 
+    async def _flush_through_locks(self) -> None:
+        """Flush a full buffer; while another connection holds a SQLite file past the busy
+        timeout (the frontier's writer, a user's shell), wait and try again: the caller waits,
+        as it would for a slow disk, and the crawl does not end on a transient lock."""
+        while True:
+            try:
+                await self.flush()
+                return
+            except DatabaseLocked as exc:
+                _log.warning("storage: the buffer is full and %s; trying again", exc)
+                await asyncio.sleep(self._flush_interval)
+
     def _check_open(self) -> None:
         if self._closed or self._engine is None:
             raise self._not_open()
@@ -554,7 +566,9 @@ class SqlStorage:
         if self._flusher is not None and self._flusher.done() and not self._stopping:
             # It died of an unexpected error (logged and recorded by _flusher_done).
             self._start_flusher()
-        if self._error is not None:
+        # A locked SQLite file is transient: the background writer retries, and a full
+        # buffer makes the saver wait (_flush_through_locks) instead of failing its page.
+        if self._error is not None and not isinstance(self._error, DatabaseLocked):
             raise type(self._error)(
                 f"an earlier write failed and is being retried ({self._buffer.page_count} "
                 f"pages buffered): {self._error}"

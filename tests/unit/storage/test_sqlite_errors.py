@@ -109,21 +109,39 @@ async def test_a_write_blocked_by_another_process_keeps_its_batch(db_path: Path)
         await storage.close()
 
 
-async def test_a_failed_background_write_is_reported_then_retried(
+async def test_a_locked_background_write_is_reported_and_saves_wait_for_it(
     db_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     storage = SqlStorage(str(db_path), busy_timeout=0.1, flush_interval=0.05, batch_size=1)
     await storage.open()
+
+    def waiting() -> bool:
+        return any("the buffer is full" in r.getMessage() for r in caplog.records)
+
     try:
-        with LockHolder(db_path), caplog.at_level(logging.ERROR, logger="topicrawl.storage"):
-            await storage.save_page(page(1), run_id=1)
-            # The background writer meets the lock; the next save hears about it.
-            with pytest.raises(DatabaseLocked, match="earlier write failed"):
-                await save_until_refused(storage, page(2))
+        with LockHolder(db_path), caplog.at_level(logging.WARNING, logger="topicrawl.storage"):
+            # The background writer meets the lock; saves are not refused (a lock is
+            # transient) until the buffer is full (8 batches): then a save waits for the lock.
+            saved, blocked = 0, None
+            for n in range(1, 40):
+                saving = asyncio.create_task(storage.save_page(page(n), run_id=1))
+                while not saving.done() and not waiting():
+                    await asyncio.sleep(0.01)
+                if not saving.done():
+                    blocked = saving
+                    break
+                saving.result()
+                saved = n
+            assert blocked is not None
+            assert saved >= 7
+            await asyncio.sleep(0.3)  # several write attempts fail meanwhile
+            assert not blocked.done()
+        await blocked
         assert any("storage write failed" in r.getMessage() for r in caplog.records)
 
         await storage.flush()
-        assert [p.url async for p in storage.iter_pages()] == [page(1).url, page(2).url]
+        urls = [p.url async for p in storage.iter_pages()]
+        assert urls == [page(n).url for n in range(1, saved + 2)]
     finally:
         await storage.close()
 
@@ -135,12 +153,6 @@ async def test_close_says_what_it_could_not_write(db_path: Path) -> None:
 
     with LockHolder(db_path), pytest.raises(DatabaseLocked, match="1 pages and 0 failures"):
         await storage.close()
-
-
-async def save_until_refused(storage: SqlStorage, again: Page) -> None:
-    for _ in range(500):
-        await storage.save_page(again, run_id=1)
-        await asyncio.sleep(0.01)
 
 
 async def test_a_directory_is_not_a_database_path(tmp_path: Path) -> None:
