@@ -597,6 +597,14 @@ class SqlStorage:
                 continue
             try:
                 await self._drain()
+            except DatabaseLocked as exc:
+                # Transient, and logged without a traceback: a rich traceback on every retry
+                # of a long lock costs the event loop more than the retry itself.
+                self._error = exc
+                _log.warning(
+                    "storage write put off, %d pages buffered: %s", self._buffer.page_count, exc
+                )
+                await asyncio.sleep(self._flush_interval)
             except StorageError as exc:
                 self._error = exc
                 _log.error(

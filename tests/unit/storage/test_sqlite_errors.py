@@ -137,7 +137,7 @@ async def test_a_locked_background_write_is_reported_and_saves_wait_for_it(
             await asyncio.sleep(0.3)  # several write attempts fail meanwhile
             assert not blocked.done()
         await blocked
-        assert any("storage write failed" in r.getMessage() for r in caplog.records)
+        assert any("storage write put off" in r.getMessage() for r in caplog.records)
 
         await storage.flush()
         urls = [p.url async for p in storage.iter_pages()]
