@@ -11,7 +11,11 @@ durably marks a URL done whose page is not yet durably stored. After a crash the
 or acked since the last checkpoint are fetched again; nothing is lost. A frontier that is not
 ``durable`` (in memory) has nothing to protect, so its acks are never held back: a held ack
 keeps its host's lease out, and the URLs popped meanwhile would depend on when the checkpoint
-ran (with one request in flight the fetch order would then differ from run to run).
+ran (with one request in flight the fetch order would then differ from run to run). A
+frontier that seals acks (the SQLite one) takes them at once instead: the checkpoint seals the
+acks made so far, flushes storage, then commits the sealed acks only. Held acks kept their
+leases out for the whole checkpoint; when a checkpoint outlasted the lease (a storage writer
+far behind the fetcher, on a loaded machine) they expired and their URLs were fetched again.
 """
 
 from __future__ import annotations
@@ -141,6 +145,16 @@ class SpacesRequests(Protocol):
     processes); see :class:`~topicrawl.engine.slots.RequestSpacing` for the contract."""
 
     async def claim_request(self, host: str, delay: float) -> float: ...
+
+
+@runtime_checkable
+class SealsAcks(Protocol):
+    """A durable frontier that can commit the acks made up to a point and none after (see
+    :meth:`~topicrawl.frontier.SqliteFrontier.seal_acks`): its checkpoint holds no ack back."""
+
+    def seal_acks(self) -> None: ...
+
+    async def flush_sealed(self) -> None: ...
 
 
 def _hook_spacing(fetcher: Fetcher, spaced: Callable[[str], Awaitable[None]]) -> bool:
@@ -882,7 +896,15 @@ class Crawler:
             await self._frontier.revisit(lease, due=due)
 
     async def _checkpoint(self) -> None:
-        """Flush storage, then the frontier, holding acks back meanwhile (see module doc)."""
+        """Flush storage, then the frontier, holding acks back meanwhile (see module doc); a
+        frontier that seals acks takes them at once and commits only those sealed before."""
+        if isinstance(self._frontier, SealsAcks):
+            self._frontier.seal_acks()
+            await self._storage.flush()
+            if self._revisit is not None:
+                await self._revisit.flush()
+            await self._frontier.flush_sealed()
+            return
         self._checkpointing = True
         try:
             await self._storage.flush()
