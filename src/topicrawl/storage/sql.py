@@ -67,6 +67,8 @@ _HASH_CHUNK = 20_000
 _MAX_SAMPLES = 1800
 # Seconds a caller saving in a tight loop runs before giving other tasks a turn.
 _YIELD_EVERY = 0.001
+# Content-hash look-ups in the database at once (of the pool's 5 + 10 connections).
+_MAX_LOOKUPS = 4
 
 # A page's columns but the kept raw response, the packed links and the links' priorities
 # (read on request).
@@ -216,6 +218,12 @@ class SqlStorage:
         self._closing: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
+        # Content-hash look-ups that reach the database at once. After a resume (or any
+        # refetch) every page's hash is in the filter and each page asks the database; on a
+        # loaded machine 128 such look-ups held all 15 pooled connections for 30 s, the
+        # writer got none, and pool timeouts stalled the crawl. Queued here, they leave the
+        # writer and other reads connections.
+        self._lookups = asyncio.Semaphore(_MAX_LOOKUPS)
         self._stopping = False
         self._closed = False
         self._error: StorageError | None = None
@@ -763,7 +771,8 @@ class SqlStorage:
                 return None
             return str(row.duplicate_of or row.url)
 
-        return await self._attempt("looking up a content hash", read)
+        async with self._lookups:
+            return await self._attempt("looking up a content hash", read)
 
     async def get_run(self, run_id: int) -> StoredRun | None:
         """The stored run ``run_id``, or ``None`` when there is none."""

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
 
 from topicrawl.core.errors import ConfigError, DatabaseCorrupt, DatabaseLocked, StorageError
 from topicrawl.core.models import Page
@@ -171,3 +173,34 @@ async def test_the_database_directory_is_created(tmp_path: Path) -> None:
     async with SqlStorage(str(path)) as storage:
         await storage.save_page(page(1), run_id=1)
     assert path.is_file()
+
+
+async def test_content_hash_look_ups_leave_the_pool_room_for_the_writer(db_path: Path) -> None:
+    # A resumed crawl fetches pages again whose hashes the filter knows: every one asks the
+    # database. Many at once must not hold every pooled connection (the writer needs one).
+    storage = SqlStorage(str(db_path))
+    await storage.open()
+    try:
+        for n in range(60):
+            await storage.save_page(dataclasses.replace(page(n), content_hash=f"h{n}"), run_id=1)
+        await storage.flush()
+        engine = storage._engine
+        assert engine is not None
+        out, most = 0, 0
+
+        def checkout(*_: object) -> None:
+            nonlocal out, most
+            out += 1
+            most = max(most, out)
+
+        def checkin(*_: object) -> None:
+            nonlocal out
+            out -= 1
+
+        event.listen(engine.sync_engine, "checkout", checkout)
+        event.listen(engine.sync_engine, "checkin", checkin)
+        found = await asyncio.gather(*(storage.find_content_hash(f"h{n}") for n in range(60)))
+    finally:
+        await storage.close()
+    assert found == [page(n).url for n in range(60)]
+    assert most <= 4
