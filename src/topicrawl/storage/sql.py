@@ -158,6 +158,8 @@ class SqlStorage:
             filter of the stored hashes (loaded at open) instead of the database. ``None``
             (default) means on for SQLite, off for PostgreSQL, whose database other workers
             write to as well.
+        close_lock_wait: seconds :meth:`close` goes on trying its last write while another
+            connection holds a SQLite file's lock, before it raises.
         read_only: only read: nothing is written, not even migrations, so a database on
             read-only media (or one another process writes) can be read; saving raises
             :class:`~topicrawl.core.errors.StorageError`. The database must exist and have
@@ -182,6 +184,7 @@ class SqlStorage:
         retry_backoff: float = 0.25,
         attempt_timeout: float | None = 120.0,
         hash_filter: bool | None = None,
+        close_lock_wait: float = 60.0,
         read_only: bool = False,
     ) -> None:
         if batch_size < 1 or flush_interval <= 0 or retries < 0 or retry_backoff < 0:
@@ -218,6 +221,7 @@ class SqlStorage:
         self._closing: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
+        self._close_lock_wait = close_lock_wait
         # Content-hash look-ups that reach the database at once. After a resume (or any
         # refetch) every page's hash is in the filter and each page asks the database; on a
         # loaded machine 128 such look-ups held all 15 pooled connections for 30 s, the
@@ -406,7 +410,7 @@ class SqlStorage:
         if self._flusher is not None:
             await asyncio.wait([self._flusher])
         try:
-            await self._drain()
+            await self._drain_through_locks(self._close_lock_wait)
         except StorageError as exc:
             raise type(exc)(
                 f"{exc} ({self._buffer.page_count} pages and {self._buffer.failure_count} "
@@ -546,6 +550,20 @@ class SqlStorage:
         """
         self._check_open()
         await self._drain()
+
+    async def _drain_through_locks(self, seconds: float) -> None:
+        """Drain, trying again for ``seconds`` while a lock holds the SQLite file (the last
+        write of a crawl must not be lost to a lock another connection holds a while)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                await self._drain()
+                return
+            except DatabaseLocked as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                _log.warning("storage: closing waits for a lock: %s", exc)
+                await asyncio.sleep(min(self._flush_interval, 1.0))
 
     async def _flush_through_locks(self) -> None:
         """Flush a full buffer; while another connection holds a SQLite file past the busy

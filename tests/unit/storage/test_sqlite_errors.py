@@ -149,7 +149,7 @@ async def test_a_locked_background_write_is_reported_and_saves_wait_for_it(
 
 
 async def test_close_says_what_it_could_not_write(db_path: Path) -> None:
-    storage = SqlStorage(str(db_path), busy_timeout=0.1, flush_interval=30.0)
+    storage = SqlStorage(str(db_path), busy_timeout=0.1, flush_interval=30.0, close_lock_wait=0.3)
     await storage.open()
     await storage.save_page(page(1), run_id=1)
 
