@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,3 +91,55 @@ async def test_a_crawl_with_the_frontier_keys_bounded_fetches_each_page_once(
         depths = [d for (d,) in conn.execute("SELECT depth FROM pages ORDER BY id")]
     assert urls == (600, 600)
     assert depths[: HOSTS // 2].count(0) > HOSTS // 4
+
+
+class _LockWhenStored(threading.Thread):
+    """Takes the database's write lock from another connection once ``after`` pages are
+    stored, and holds it for ``seconds`` (many times the crawl's busy timeout)."""
+
+    def __init__(self, db: Path, *, after: int, seconds: float) -> None:
+        super().__init__(daemon=True)
+        self.db, self.after, self.seconds = db, after, seconds
+        self.held = threading.Event()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                with contextlib.closing(sqlite3.connect(self.db, timeout=30)) as conn:
+                    (count,) = conn.execute("SELECT count(*) FROM pages").fetchone()
+                    if count >= self.after:
+                        conn.isolation_level = None
+                        conn.execute("BEGIN IMMEDIATE")
+                        self.held.set()
+                        self.stop.wait(self.seconds)
+                        conn.execute("ROLLBACK")
+                        return
+            except sqlite3.OperationalError:
+                pass  # the tables are not there yet
+            self.stop.wait(0.05)
+
+
+async def test_a_crawl_waits_out_a_lock_longer_than_its_busy_timeout(
+    server: ScaleServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "locked.db"
+    settings = _settings(server.web, db, 500)
+    settings = settings.model_copy(
+        update={"storage": settings.storage.model_copy(update={"busy_timeout": 0.2})}
+    )
+    holder = _LockWhenStored(db, after=100, seconds=3.0)
+    holder.start()
+    try:
+        report = await run_crawl(settings)
+    finally:
+        holder.stop.set()
+        holder.join()
+
+    assert holder.held.is_set()  # the lock was taken mid-crawl, 15 busy timeouts long
+    assert report.stats.pages == 500
+    with sqlite3.connect(db) as conn:
+        urls = conn.execute("SELECT count(*), count(DISTINCT url) FROM pages").fetchone()
+        done = conn.execute("SELECT count(*) FROM frontier_requests WHERE state = 1").fetchone()
+    assert urls == (500, 500)
+    assert done[0] >= 500  # the acks of every page stored are durable

@@ -282,6 +282,15 @@ class StorageSettings(_Section):
     batch_size: int = Field(200, gt=0, le=100_000, description="Rows written per batch.")
     flush_interval: float = Field(1.0, gt=0, le=HOUR, description="Seconds between batch writes.")
     keep_body: bool = Field(False, description="Keep raw bodies (needed for WARC export).")
+    busy_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=HOUR,
+        description=(
+            "SQLite: seconds a write waits for another connection's lock (the frontier and the"
+            " storage share the file) before it is put off and tried again later."
+        ),
+    )
     attempt_timeout: float = Field(
         120.0,
         gt=0,

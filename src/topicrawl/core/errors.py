@@ -21,6 +21,8 @@
     │   ├── DatabaseLocked          another process holds the database: stop it or use another file
     │   └── DatabaseCorrupt         the file is not a usable database: restore or remove it
     └── FrontierError               the frontier's store failed
+        └── FrontierLocked          another connection held the file past the busy timeout:
+                                    the changes stay pending and are written later
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "DatabaseLocked",
     "FetchError",
     "FrontierError",
+    "FrontierLocked",
     "LeaseLost",
     "OutOfScope",
     "PermanentFetchError",
@@ -188,3 +191,8 @@ class LeaseLost(TopicrawlError):
 
 class FrontierError(TopicrawlError):
     """The frontier's backing store failed."""
+
+
+class FrontierLocked(FrontierError):
+    """Another connection held the frontier's file past the busy timeout (often the crawl's
+    own storage, which shares it); the changes stay pending and a later commit writes them."""

@@ -206,6 +206,7 @@ async def _open_frontier(settings: CrawlSettings, pages_in_hand: int) -> Frontie
         bloom_capacity=options.bloom_capacity,
         bloom_error_rate=options.bloom_error_rate,
         spill_limit=options.memory_keys_per_host,
+        busy_timeout=settings.storage.busy_timeout,
     )
     await frontier.open()
     return frontier
@@ -292,6 +293,7 @@ async def open_crawl(
         flush_interval=settings.storage.flush_interval,
         keep_body=settings.storage.keep_body,
         keep_link_scores=settings.storage.link_scores,
+        busy_timeout=settings.storage.busy_timeout,
         retries=storage_retries,
         attempt_timeout=settings.storage.attempt_timeout,
     )

@@ -11,7 +11,11 @@ durably marks a URL done whose page is not yet durably stored. After a crash the
 or acked since the last checkpoint are fetched again; nothing is lost. A frontier that is not
 ``durable`` (in memory) has nothing to protect, so its acks are never held back: a held ack
 keeps its host's lease out, and the URLs popped meanwhile would depend on when the checkpoint
-ran (with one request in flight the fetch order would then differ from run to run).
+ran (with one request in flight the fetch order would then differ from run to run). A
+frontier that seals acks (the SQLite one) takes them at once instead: the checkpoint seals the
+acks made so far, flushes storage, then commits the sealed acks only. Held acks kept their
+leases out for the whole checkpoint; when a checkpoint outlasted the lease (a storage writer
+far behind the fetcher, on a loaded machine) they expired and their URLs were fetched again.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from topicrawl.core.errors import (
     BlockedError,
     BodyTooLarge,
+    DatabaseLocked,
     FetchError,
+    FrontierLocked,
     LeaseLost,
     RetryableFetchError,
     StorageError,
@@ -148,6 +154,16 @@ class SpacesRequests(Protocol):
     processes); see :class:`~topicrawl.engine.slots.RequestSpacing` for the contract."""
 
     async def claim_request(self, host: str, delay: float) -> float: ...
+
+
+@runtime_checkable
+class SealsAcks(Protocol):
+    """A durable frontier that can commit the acks made up to a point and none after (see
+    :meth:`~topicrawl.frontier.SqliteFrontier.seal_acks`): its checkpoint holds no ack back."""
+
+    def seal_acks(self) -> None: ...
+
+    async def flush_sealed(self) -> None: ...
 
 
 def _hook_spacing(fetcher: Fetcher, spaced: Callable[[str], Awaitable[None]]) -> bool:
@@ -387,7 +403,7 @@ class Crawler:
             self.stats.finished_at = self._clock()
             if not self._left_held:  # else: the holds its URLs were left queued for
                 self.stats.held = self._held.current(self.stats.finished_at)
-            await self._checkpoint()
+            await self._last_checkpoint()
         if self._fatal is not None:
             raise self._fatal
         return self.stats
@@ -895,7 +911,15 @@ class Crawler:
             await self._frontier.revisit(lease, due=due)
 
     async def _checkpoint(self) -> None:
-        """Flush storage, then the frontier, holding acks back meanwhile (see module doc)."""
+        """Flush storage, then the frontier, holding acks back meanwhile (see module doc); a
+        frontier that seals acks takes them at once and commits only those sealed before."""
+        if isinstance(self._frontier, SealsAcks):
+            self._frontier.seal_acks()
+            await self._storage.flush()
+            if self._revisit is not None:
+                await self._revisit.flush()
+            await self._frontier.flush_sealed()
+            return
         self._checkpointing = True
         try:
             await self._storage.flush()
@@ -915,6 +939,19 @@ class Crawler:
                 # would sleep out their poll interval.
                 self._wakeup.set()
 
+    async def _last_checkpoint(self) -> None:
+        """The checkpoint at the end, tried again for as long as a lock holds the file (a
+        crawl must not end on a transient lock, nor leave its last pages unwritten)."""
+        pause = self._limits.checkpoint_interval
+        while True:
+            try:
+                await self._checkpoint()
+                return
+            except (DatabaseLocked, FrontierLocked) as exc:
+                log.warning("the last checkpoint waits for a lock (%s); trying again", exc)
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, 5.0)
+
     async def _checkpoint_loop(self) -> None:
         while True:
             await asyncio.sleep(self._limits.checkpoint_interval)
@@ -923,6 +960,12 @@ class Crawler:
                 if self._limits.shared_storage and self._limits.max_pages:
                     stored = await self._storage.count_pages()
                     self.stats.pages = max(self.stats.pages, stored)
+            except (DatabaseLocked, FrontierLocked) as exc:
+                # Another connection (the frontier's or the storage's writer, a user's shell)
+                # held the file past its busy timeout: what was not written stays buffered,
+                # and the next checkpoint writes it.
+                log.warning("checkpoint postponed, the database is locked: %s", exc)
+                continue
             except StorageError as exc:
                 self._fatal = exc
                 log.exception("checkpoint failed, stopping the crawl")

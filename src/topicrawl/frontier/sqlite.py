@@ -53,7 +53,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple, Self
 
-from topicrawl.core.errors import ConfigError, FrontierError
+from topicrawl.core.errors import ConfigError, FrontierError, FrontierLocked
 from topicrawl.core.models import EMPTY_REASONS, Request
 from topicrawl.frontier._schedule import (
     Clock,
@@ -244,6 +244,9 @@ class SqliteFrontier(FrontierCore):
         self._acked: set[int] = set()  # acks are committed by flush() only
         self._committing_acked: set[int] = set()
         self._dues: dict[int, float] = {}  # revisit due times, committed like acks
+        # Set aside by seal_acks(), committed by flush_sealed() (the engine's checkpoint).
+        self._sealed_acked: set[int] = set()
+        self._sealed_dues: dict[int, float] = {}
         self._leased: set[int] = set()
         self._cache_young: dict[int, float | None] = {}
         self._cache_old: dict[int, float | None] = {}
@@ -308,6 +311,31 @@ class SqliteFrontier(FrontierCore):
         """
         self._check_usable()
         await self._commit()
+
+    def seal_acks(self) -> None:
+        """Set aside the acks (and revisit times) made so far: :meth:`flush_sealed` commits
+        them and no later one.
+
+        The engine's checkpoint seals, flushes its storage, then calls :meth:`flush_sealed`:
+        every sealed ack's page was saved before the storage flush began, so no URL is durably
+        done whose page is not durably stored. Acks made meanwhile free their leases at once
+        (the checkpoint need not hold them back, where a long one made them expire and their
+        URLs be fetched again) and wait for the next seal.
+        """
+        self._check_usable()
+        self._sealed_acked |= self._acked
+        self._sealed_dues.update(self._dues)
+        self._acked, self._dues = set(), {}
+
+    async def flush_sealed(self) -> None:
+        """Commit every change so far except the acks made since :meth:`seal_acks`.
+
+        Raises:
+            FrontierError: the write failed; the changes stay pending (the sealed acks wait
+                for the next seal).
+        """
+        self._check_usable()
+        await self._commit(sealed=True)
 
     def known(self, urls: Sequence[str]) -> list[bool]:
         """For each URL, whether it was ever pushed in this crawl, this run or an earlier one."""
@@ -433,7 +461,12 @@ class SqliteFrontier(FrontierCore):
         pending = len(self._dirty)
         if pending >= self._flush_every:
             if pending >= 4 * self._flush_every:
-                await self._commit(with_acks=False)  # the writer is far behind: wait for it
+                try:
+                    await self._commit(with_acks=False)  # the writer is far behind: wait for it
+                except FrontierLocked:
+                    # Another connection holds the file (the storage's writer, a user's
+                    # shell): the changes stay pending and the background commits retry.
+                    logger.warning("frontier: the file is locked; %d changes wait", pending)
             else:
                 self._wake.set()
 
@@ -447,25 +480,36 @@ class SqliteFrontier(FrontierCore):
             if self._dirty or self._dirty_hosts:
                 try:
                     await self._commit(with_acks=False)
+                except FrontierLocked as exc:
+                    logger.warning("frontier: background commit waits for a lock: %s", exc)
                 except FrontierError:
                     logger.exception("frontier: background commit failed; retrying later")
 
-    async def _commit(self, *, with_acks: bool = True) -> None:
+    async def _commit(self, *, with_acks: bool = True, sealed: bool = False) -> None:
         """Write the pending changes in one transaction.
 
-        Background commits leave acks out: an ack becomes durable at ``flush()`` and never
-        before, so a caller that flushes its own results first (the engine's checkpoint) never
-        has a URL durably done whose page is not durably stored.
+        Background commits leave acks out: an ack becomes durable at ``flush()`` (all of them)
+        or ``flush_sealed()`` (those sealed) and never before, so a caller that flushes its own
+        results first (the engine's checkpoint) never has a URL durably done whose page is not
+        durably stored. Acks that fail to commit go back with the unsealed ones (committing an
+        ack later is always safe, earlier never).
         """
         async with self._commit_lock:
-            acked = self._acked if with_acks else set()
-            dues = self._dues if with_acks else {}
+            if sealed:
+                acked, dues = self._sealed_acked, self._sealed_dues
+            elif with_acks:
+                acked = self._acked | self._sealed_acked
+                dues = {**self._sealed_dues, **self._dues}
+            else:
+                acked, dues = set(), {}
             if not (self._dirty or self._dirty_hosts or acked or dues) or self._executor is None:
                 return
             batch, hosts = self._dirty, self._dirty_hosts
             self._committing, self._committing_acked = batch, acked
             self._dirty, self._dirty_hosts = {}, {}
-            if with_acks:
+            if sealed or with_acks:
+                self._sealed_acked, self._sealed_dues = set(), {}
+            if with_acks and not sealed:
                 self._acked, self._dues = set(), {}
             try:
                 await asyncio.get_running_loop().run_in_executor(
@@ -654,7 +698,12 @@ class SqliteFrontier(FrontierCore):
 
     def _not_queued(self, fp: int) -> bool:
         """Leased, or acked since the last flush (the table still says queued)."""
-        return fp in self._leased or fp in self._acked or fp in self._committing_acked
+        return (
+            fp in self._leased
+            or fp in self._acked
+            or fp in self._sealed_acked
+            or fp in self._committing_acked
+        )
 
     def _pending(self, fp: int) -> _Rec | None:
         rec = self._dirty.get(fp)
@@ -808,7 +857,7 @@ def _frontier_error(exc: sqlite3.Error, path: Path, doing: str) -> FrontierError
     message = str(exc)
     lowered = message.lower()
     if "locked" in lowered or "busy" in lowered:
-        return FrontierError(
+        return FrontierLocked(
             f"could not {doing}: {path} is locked by another connection ({message}); "
             "stop the other process or use another file"
         )

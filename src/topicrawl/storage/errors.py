@@ -95,6 +95,12 @@ def is_transient(exc: BaseException) -> bool:
         text = str(error).lower()
         if any(marker in text for marker in _CLOSED_MARKERS):
             return True
+        # A SQLite lock held past the busy timeout (the frontier's commit, a user's shell):
+        # a later try may get it. Opening is not retried, so a second crawl is still refused.
+        if isinstance(error, sqlite3.OperationalError) and any(
+            marker in text for marker in _LOCKED_MARKERS
+        ):
+            return True
     return False
 
 

@@ -67,6 +67,7 @@ from topicrawl.storage.search_index import (
     add_search_vector,
     add_status_index,
     create_search_index,
+    flag_cjk_pages,
 )
 
 __all__ = [
@@ -304,6 +305,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         create_tables(*SYSTEM_TABLES),
     ),
     Migration(14, "dashboard search (PostgreSQL): pages indexed by status", add_status_index),
+    Migration(15, "pages.cjk: the CJK index's triggers test a flag, not a GLOB", flag_cjk_pages),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

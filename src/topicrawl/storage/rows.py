@@ -26,6 +26,7 @@ from topicrawl.core.models import (
 from topicrawl.storage.link_scores import encode_link_scores
 from topicrawl.storage.outlinks import decode_links, encode_links
 from topicrawl.storage.schema import failures, page_media, pages
+from topicrawl.storage.search_index import has_cjk_text
 from topicrawl.storage.storable import clean, clean_opt
 
 __all__ = [
@@ -166,6 +167,7 @@ def page_row(
         host_of(page.url),
         clean_opt(page.topic),
         encode_link_scores(page.link_scores, page.links),
+        has_cjk_text(page.title, page.text),
     )
 
 

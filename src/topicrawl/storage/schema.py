@@ -145,6 +145,10 @@ pages = Table(
     # with topics says), and the priorities its strategy gave its links, stored with the page.
     Column("topic", Text, nullable=True),
     Column("link_scores", Text, nullable=True, comment="JSON, see storage.link_scores"),
+    # Schema 15: whether the title or text has Chinese, Japanese or Korean characters, set by
+    # the writer (one regular-expression search); SQLite's triggers put such pages in the
+    # trigram index by it (see storage.search_index).
+    Column("cjk", Boolean, nullable=True),
     # Newest first (the dashboard's pages list) and by host, both in keyset order.
     Index("ix_pages_fetched_at_id", "fetched_at", "id"),
     Index("ix_pages_host_fetched_at", "host", "fetched_at", "id"),

@@ -28,7 +28,7 @@ from sqlalchemy import Row, func, insert, inspect, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.expression import Executable
 
-from topicrawl.core.errors import StorageError
+from topicrawl.core.errors import DatabaseLocked, StorageError
 from topicrawl.core.models import FetchFailure, Page
 from topicrawl.storage.buffer import WriteBuffer
 from topicrawl.storage.errors import with_retries
@@ -67,6 +67,8 @@ _HASH_CHUNK = 20_000
 _MAX_SAMPLES = 1800
 # Seconds a caller saving in a tight loop runs before giving other tasks a turn.
 _YIELD_EVERY = 0.001
+# Content-hash look-ups in the database at once (of the pool's 5 + 10 connections).
+_MAX_LOOKUPS = 4
 
 # A page's columns but the kept raw response, the packed links and the links' priorities
 # (read on request).
@@ -156,6 +158,8 @@ class SqlStorage:
             filter of the stored hashes (loaded at open) instead of the database. ``None``
             (default) means on for SQLite, off for PostgreSQL, whose database other workers
             write to as well.
+        close_lock_wait: seconds :meth:`close` goes on trying its last write while another
+            connection holds a SQLite file's lock, before it raises.
         read_only: only read: nothing is written, not even migrations, so a database on
             read-only media (or one another process writes) can be read; saving raises
             :class:`~topicrawl.core.errors.StorageError`. The database must exist and have
@@ -180,6 +184,7 @@ class SqlStorage:
         retry_backoff: float = 0.25,
         attempt_timeout: float | None = 120.0,
         hash_filter: bool | None = None,
+        close_lock_wait: float = 60.0,
         read_only: bool = False,
     ) -> None:
         if batch_size < 1 or flush_interval <= 0 or retries < 0 or retry_backoff < 0:
@@ -216,6 +221,13 @@ class SqlStorage:
         self._closing: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
+        self._close_lock_wait = close_lock_wait
+        # Content-hash look-ups that reach the database at once. After a resume (or any
+        # refetch) every page's hash is in the filter and each page asks the database; on a
+        # loaded machine 128 such look-ups held all 15 pooled connections for 30 s, the
+        # writer got none, and pool timeouts stalled the crawl. Queued here, they leave the
+        # writer and other reads connections.
+        self._lookups = asyncio.Semaphore(_MAX_LOOKUPS)
         self._stopping = False
         self._closed = False
         self._error: StorageError | None = None
@@ -398,7 +410,7 @@ class SqlStorage:
         if self._flusher is not None:
             await asyncio.wait([self._flusher])
         try:
-            await self._drain()
+            await self._drain_through_locks(self._close_lock_wait)
         except StorageError as exc:
             raise type(exc)(
                 f"{exc} ({self._buffer.page_count} pages and {self._buffer.failure_count} "
@@ -468,7 +480,7 @@ class SqlStorage:
         """
         self._check_writable()
         if self._buffer.page_count >= self._max_buffered:
-            await self.flush()
+            await self._flush_through_locks()
         keep = self._keep_body
         if page.link_scores and not self._keep_link_scores:
             page = dataclasses.replace(page, link_scores=())
@@ -498,7 +510,7 @@ class SqlStorage:
         except (TypeError, ValueError, AttributeError) as exc:
             raise StorageError(f"failure for {failure.url!r} cannot be stored: {exc}") from exc
         if self._buffer.failure_count >= self._max_buffered:
-            await self.flush()
+            await self._flush_through_locks()
         self._buffer.add_failure(failure, run_id)
         if self._buffer.failure_count >= self._batch_size:
             self._wake.set()
@@ -539,6 +551,32 @@ class SqlStorage:
         self._check_open()
         await self._drain()
 
+    async def _drain_through_locks(self, seconds: float) -> None:
+        """Drain, trying again for ``seconds`` while a lock holds the SQLite file (the last
+        write of a crawl must not be lost to a lock another connection holds a while)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                await self._drain()
+                return
+            except DatabaseLocked as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                _log.warning("storage: closing waits for a lock: %s", exc)
+                await asyncio.sleep(min(self._flush_interval, 1.0))
+
+    async def _flush_through_locks(self) -> None:
+        """Flush a full buffer; while another connection holds a SQLite file past the busy
+        timeout (the frontier's writer, a user's shell), wait and try again: the caller waits,
+        as it would for a slow disk, and the crawl does not end on a transient lock."""
+        while True:
+            try:
+                await self.flush()
+                return
+            except DatabaseLocked as exc:
+                _log.warning("storage: the buffer is full and %s; trying again", exc)
+                await asyncio.sleep(self._flush_interval)
+
     def _check_open(self) -> None:
         if self._closed or self._engine is None:
             raise self._not_open()
@@ -554,7 +592,9 @@ class SqlStorage:
         if self._flusher is not None and self._flusher.done() and not self._stopping:
             # It died of an unexpected error (logged and recorded by _flusher_done).
             self._start_flusher()
-        if self._error is not None:
+        # A locked SQLite file is transient: the background writer retries, and a full
+        # buffer makes the saver wait (_flush_through_locks) instead of failing its page.
+        if self._error is not None and not isinstance(self._error, DatabaseLocked):
             raise type(self._error)(
                 f"an earlier write failed and is being retried ({self._buffer.page_count} "
                 f"pages buffered): {self._error}"
@@ -583,6 +623,14 @@ class SqlStorage:
                 continue
             try:
                 await self._drain()
+            except DatabaseLocked as exc:
+                # Transient, and logged without a traceback: a rich traceback on every retry
+                # of a long lock costs the event loop more than the retry itself.
+                self._error = exc
+                _log.warning(
+                    "storage write put off, %d pages buffered: %s", self._buffer.page_count, exc
+                )
+                await asyncio.sleep(self._flush_interval)
             except StorageError as exc:
                 self._error = exc
                 _log.error(
@@ -741,7 +789,8 @@ class SqlStorage:
                 return None
             return str(row.duplicate_of or row.url)
 
-        return await self._attempt("looking up a content hash", read)
+        async with self._lookups:
+            return await self._attempt("looking up a content hash", read)
 
     async def get_run(self, run_id: int) -> StoredRun | None:
         """The stored run ``run_id``, or ``None`` when there is none."""

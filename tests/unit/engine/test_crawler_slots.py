@@ -140,16 +140,34 @@ class StallingStorage(SqlStorage):
         await super().flush()
 
 
+class NoSealing:
+    """A frontier as it is, without :meth:`~topicrawl.frontier.SqliteFrontier.seal_acks`."""
+
+    def __init__(self, frontier: SqliteFrontier) -> None:
+        self._frontier = frontier
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("seal_acks", "flush_sealed"):
+            raise AttributeError(name)
+        return getattr(self._frontier, name)
+
+
 async def test_workers_wake_when_a_checkpoint_gives_back_held_leases(tmp_path: Path) -> None:
     # One host, one lease: while a checkpoint holds the ack back, the only worker finds
     # nothing to pop and sleeps; the end of the checkpoint must wake it, not its poll timer.
-    # (A durable frontier: a memory one has nothing to hold acks back for.)
+    # (A durable frontier that does not seal acks, as the Redis one: a memory one has nothing
+    # to hold acks back for, and a sealing one need not hold them.)
     storage = StallingStorage(f"sqlite:///{tmp_path / 'crawl.db'}")
     await storage.open()
     frontier = await SqliteFrontier(tmp_path / "frontier.db", max_per_host=1).open()
     try:
         crawler, _ = await _crawler(
-            storage, frontier, SlowParser(), max_pages=12, concurrency=1, checkpoint_interval=0.01
+            storage,
+            NoSealing(frontier),  # type: ignore[arg-type]
+            SlowParser(),
+            max_pages=12,
+            concurrency=1,
+            checkpoint_interval=0.01,
         )
         polls: list[float] = []
         original = crawler._wait
@@ -280,3 +298,47 @@ async def test_the_engine_hands_a_strategys_new_scores_to_the_frontier(tmp_path:
         "http://b.test/3",
         "http://a.test/4",
     ]
+
+
+class SlowFlushStorage(SqlStorage):
+    """Storage whose every flush outlasts the frontier's leases, as a write far behind does."""
+
+    def __init__(self, url: str, seconds: float) -> None:
+        super().__init__(url)
+        self.seconds = seconds
+
+    async def flush(self) -> None:
+        await asyncio.sleep(self.seconds)
+        await super().flush()
+
+
+async def test_a_checkpoint_longer_than_a_lease_fetches_no_page_twice(tmp_path: Path) -> None:
+    # The checkpoint used to hold every ack made while it ran; the leases expired meanwhile,
+    # the late acks were refused, and the sweep handed their URLs out again.
+    storage = SlowFlushStorage(f"sqlite:///{tmp_path / 'crawl.db'}", seconds=1.0)
+    await storage.open()
+    frontier = SqliteFrontier(tmp_path / "frontier.db", max_per_host=2, lease_ttl=0.3)
+    await frontier.open()
+    fetcher = InterleavedFetcher()
+    try:
+        crawler, _ = await _crawler(
+            storage, frontier, SlowParser(), fetcher, max_pages=0, concurrency=2
+        )
+        crawler._sweep_loop = _sweep_often(crawler)  # type: ignore[method-assign]
+        await crawler.seed([Request(url="http://a.test/0")])
+        stats = await asyncio.wait_for(crawler.run(), 60)
+    finally:
+        await frontier.close()
+        await storage.close()
+    assert stats.pages == 40
+    assert sorted(fetcher.order) == sorted(set(fetcher.order))  # each page fetched once
+    assert len(fetcher.order) == 40
+
+
+def _sweep_often(crawler: Crawler) -> Callable[[], Any]:
+    async def sweep() -> None:
+        while True:
+            await asyncio.sleep(0.1)
+            await crawler._frontier.reclaim_expired()
+
+    return sweep

@@ -208,6 +208,35 @@ async def test_an_ack_is_durable_at_flush_and_not_before(tmp_path: Path) -> None
         assert _states(path) == {"http://a.test/1": 1, "http://a.test/2": 0}
 
 
+async def test_flush_sealed_commits_the_acks_sealed_and_none_after(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    async with SqliteFrontier(path, flush_interval=3600) as frontier:
+        await frontier.push([Request(f"http://a.test/{n}", score=-n) for n in range(4)])
+        leases = [await frontier.pop() for _ in range(3)]
+        first, second, third = leases
+        assert first is not None
+        assert second is not None
+        assert third is not None
+        assert await frontier.ack(first)
+        assert await frontier.revisit(second, due=4e9)
+        frontier.seal_acks()
+        assert await frontier.ack(third)  # after the seal: its page may not be stored yet
+        await frontier.flush_sealed()
+        assert _states(path) == {
+            "http://a.test/0": 1,
+            "http://a.test/1": 0,
+            "http://a.test/2": 0,
+            "http://a.test/3": 0,
+        }
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT count(*) FROM frontier_due").fetchone() == (1,)
+        # Acked, so not handed out again, though the table still says queued.
+        assert (await frontier.pop()).request.url == "http://a.test/3"  # type: ignore[union-attr]
+        frontier.seal_acks()
+        await frontier.flush_sealed()
+        assert _states(path)["http://a.test/2"] == 1
+
+
 async def test_many_pending_changes_trigger_a_commit(tmp_path: Path) -> None:
     path = tmp_path / "crawl.db"
     async with SqliteFrontier(path, flush_interval=3600, flush_every=20) as frontier:

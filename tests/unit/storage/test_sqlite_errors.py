@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
 
 from topicrawl.core.errors import ConfigError, DatabaseCorrupt, DatabaseLocked, StorageError
 from topicrawl.core.models import Page
@@ -109,38 +111,50 @@ async def test_a_write_blocked_by_another_process_keeps_its_batch(db_path: Path)
         await storage.close()
 
 
-async def test_a_failed_background_write_is_reported_then_retried(
+async def test_a_locked_background_write_is_reported_and_saves_wait_for_it(
     db_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     storage = SqlStorage(str(db_path), busy_timeout=0.1, flush_interval=0.05, batch_size=1)
     await storage.open()
+
+    def waiting() -> bool:
+        return any("the buffer is full" in r.getMessage() for r in caplog.records)
+
     try:
-        with LockHolder(db_path), caplog.at_level(logging.ERROR, logger="topicrawl.storage"):
-            await storage.save_page(page(1), run_id=1)
-            # The background writer meets the lock; the next save hears about it.
-            with pytest.raises(DatabaseLocked, match="earlier write failed"):
-                await save_until_refused(storage, page(2))
-        assert any("storage write failed" in r.getMessage() for r in caplog.records)
+        with LockHolder(db_path), caplog.at_level(logging.WARNING, logger="topicrawl.storage"):
+            # The background writer meets the lock; saves are not refused (a lock is
+            # transient) until the buffer is full (8 batches): then a save waits for the lock.
+            saved, blocked = 0, None
+            for n in range(1, 40):
+                saving = asyncio.create_task(storage.save_page(page(n), run_id=1))
+                while not saving.done() and not waiting():
+                    await asyncio.sleep(0.01)
+                if not saving.done():
+                    blocked = saving
+                    break
+                saving.result()
+                saved = n
+            assert blocked is not None
+            assert saved >= 7
+            await asyncio.sleep(0.3)  # several write attempts fail meanwhile
+            assert not blocked.done()
+        await blocked
+        assert any("storage write put off" in r.getMessage() for r in caplog.records)
 
         await storage.flush()
-        assert [p.url async for p in storage.iter_pages()] == [page(1).url, page(2).url]
+        urls = [p.url async for p in storage.iter_pages()]
+        assert urls == [page(n).url for n in range(1, saved + 2)]
     finally:
         await storage.close()
 
 
 async def test_close_says_what_it_could_not_write(db_path: Path) -> None:
-    storage = SqlStorage(str(db_path), busy_timeout=0.1, flush_interval=30.0)
+    storage = SqlStorage(str(db_path), busy_timeout=0.1, flush_interval=30.0, close_lock_wait=0.3)
     await storage.open()
     await storage.save_page(page(1), run_id=1)
 
     with LockHolder(db_path), pytest.raises(DatabaseLocked, match="1 pages and 0 failures"):
         await storage.close()
-
-
-async def save_until_refused(storage: SqlStorage, again: Page) -> None:
-    for _ in range(500):
-        await storage.save_page(again, run_id=1)
-        await asyncio.sleep(0.01)
 
 
 async def test_a_directory_is_not_a_database_path(tmp_path: Path) -> None:
@@ -159,3 +173,34 @@ async def test_the_database_directory_is_created(tmp_path: Path) -> None:
     async with SqlStorage(str(path)) as storage:
         await storage.save_page(page(1), run_id=1)
     assert path.is_file()
+
+
+async def test_content_hash_look_ups_leave_the_pool_room_for_the_writer(db_path: Path) -> None:
+    # A resumed crawl fetches pages again whose hashes the filter knows: every one asks the
+    # database. Many at once must not hold every pooled connection (the writer needs one).
+    storage = SqlStorage(str(db_path))
+    await storage.open()
+    try:
+        for n in range(60):
+            await storage.save_page(dataclasses.replace(page(n), content_hash=f"h{n}"), run_id=1)
+        await storage.flush()
+        engine = storage._engine
+        assert engine is not None
+        out, most = 0, 0
+
+        def checkout(*_: object) -> None:
+            nonlocal out, most
+            out += 1
+            most = max(most, out)
+
+        def checkin(*_: object) -> None:
+            nonlocal out
+            out -= 1
+
+        event.listen(engine.sync_engine, "checkout", checkout)
+        event.listen(engine.sync_engine, "checkin", checkin)
+        found = await asyncio.gather(*(storage.find_content_hash(f"h{n}") for n in range(60)))
+    finally:
+        await storage.close()
+    assert found == [page(n).url for n in range(60)]
+    assert most <= 4
