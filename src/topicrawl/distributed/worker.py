@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import CrawlStats
+from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.distributed.coordinator import Coordinator, node_loads
 from topicrawl.distributed.namespace import Namespace, ScopedFrontier, SharedScope
 from topicrawl.distributed.partition import AssignmentPolicy, NodeLoad
@@ -395,7 +396,7 @@ class _NodeCrawl:
                     stats = await crawler.run()
                 finally:
                     stop.set()
-                    follower.cancel()
+                    await cancel_and_wait(follower)
             left = await self.frontier.queued()
             await beats.last()
             await write_run_stats(crawler.storage, self.registry, beats.totals, self.run_id)

@@ -52,6 +52,7 @@ from topicrawl.core.models import (
     StrategyResult,
 )
 from topicrawl.core.protocols import Fetcher, Frontier, KnownUrls, Storage, Strategy
+from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.engine.admission import Admission
 from topicrawl.engine.held import HeldHosts, HostHolds, describe, leave_queued
 from topicrawl.engine.heldback import HeldBackLinks
@@ -397,8 +398,8 @@ class Crawler:
                 sweeper = group.create_task(self._sweep_loop())
                 workers = [group.create_task(self._worker()) for _ in range(tasks)]
                 await asyncio.gather(*workers)
-                checkpoints.cancel()
-                sweeper.cancel()
+                await cancel_and_wait(checkpoints)
+                await cancel_and_wait(sweeper)
         finally:
             self.stats.finished_at = self._clock()
             if not self._left_held:  # else: the holds its URLs were left queued for

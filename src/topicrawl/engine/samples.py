@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from topicrawl.core.errors import StorageError
 from topicrawl.core.models import ErrorKind
+from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.engine.crawl import Crawler
 from topicrawl.storage.schema import run_samples
 
@@ -229,6 +230,7 @@ class CrawlSampler:
         self._clock = clock
         self.latest: RunSample | None = None
         self.written = 0
+        self._stopping = False
 
     async def sample(self) -> RunSample:
         """Take one sample now and hand it to the sink."""
@@ -245,20 +247,20 @@ class CrawlSampler:
         return sample
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:
             await self.sample()
             await asyncio.sleep(self._interval)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[CrawlSampler]:
         """Sample in the background; take a last sample on the way out."""
+        self._stopping = False
         task = asyncio.create_task(self._loop(), name="topicrawl-samples")
         try:
             yield self
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            self._stopping = True
+            await cancel_and_wait(task)
             try:
                 await self.sample()
             except Exception:  # the crawl's own outcome (or error) is what the caller needs
