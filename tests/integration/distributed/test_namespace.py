@@ -12,8 +12,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -34,15 +33,6 @@ from topicrawl.distributed import NodeRegistry
 @pytest.fixture(scope="module")
 def server() -> Iterator[DemoWebServer]:
     yield from serve_demo_web(seed=12, hosts=10, pages_per_host=6)
-
-
-@pytest.fixture
-async def cluster(
-    server: DemoWebServer, redis_url: str, postgres_url: str, tmp_path: Path
-) -> AsyncIterator[Cluster]:
-    made = Cluster(server=server, redis_url=redis_url, postgres_url=postgres_url, tmp=tmp_path)
-    yield made
-    await made.cleanup()
 
 
 async def registry_of(cluster: Cluster) -> NodeRegistry:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from redis.asyncio import Redis
@@ -29,15 +28,6 @@ BOUND = 90.0
 @pytest.fixture(scope="module")
 def server() -> Iterator[DemoWebServer]:
     yield from serve_demo_web(seed=11, hosts=4, pages_per_host=12)
-
-
-@pytest.fixture
-async def cluster(
-    server: DemoWebServer, redis_url: str, postgres_url: str, tmp_path: Path
-) -> AsyncIterator[Cluster]:
-    made = Cluster(server=server, redis_url=redis_url, postgres_url=postgres_url, tmp=tmp_path)
-    yield made
-    await made.cleanup()
 
 
 async def budget(cluster: Cluster) -> tuple[int, int]:

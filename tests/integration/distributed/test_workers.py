@@ -76,15 +76,6 @@ async def wide_cluster(
     await made.cleanup()
 
 
-@pytest.fixture
-async def cluster(
-    server: DemoWebServer, redis_url: str, postgres_url: str, tmp_path: Path
-) -> AsyncIterator[Cluster]:
-    made = Cluster(server=server, redis_url=redis_url, postgres_url=postgres_url, tmp=tmp_path)
-    yield made
-    await made.cleanup()
-
-
 def sure_joiner(bases: Iterable[str], *, rivals: Sequence[str]) -> str:
     """A node id that the rendezvous policy gives at least two of these hosts when it joins
     ``rivals`` (at up to 100x its weight). With a plain id such as ``w4`` the newcomer's share of
