@@ -58,6 +58,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from topicrawl.core.errors import ConfigError, FrontierError, LeaseLost
 from topicrawl.core.models import EMPTY_REASONS, Lease, Request
+from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.distributed.popgate import PopGate
 from topicrawl.parse.urls import fingerprint, fingerprints, host_of
 
@@ -487,9 +488,7 @@ class RedisFrontier:
         """Disconnect (the crawl stays in Redis); later calls raise FrontierError."""
         self._closed = True
         if self._returning is not None:
-            self._returning.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._returning
+            await cancel_and_wait(self._returning)
         client, self._redis = self._redis, None
         if client is not None:
             await client.aclose()

@@ -55,6 +55,7 @@ from typing import Any, NamedTuple, Self
 
 from topicrawl.core.errors import ConfigError, FrontierError, FrontierLocked
 from topicrawl.core.models import EMPTY_REASONS, Request
+from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.frontier._schedule import (
     Clock,
     FrontierCore,
@@ -292,9 +293,7 @@ class SqliteFrontier(FrontierCore):
         if not self._opened:
             return
         if self._flusher is not None:
-            self._flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._flusher
+            await cancel_and_wait(self._flusher)
         executor = self._executor
         try:
             await self._commit()

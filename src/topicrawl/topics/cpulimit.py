@@ -45,6 +45,7 @@ from typing import Literal, Protocol, runtime_checkable
 import psutil
 
 from topicrawl.core.errors import ConfigError
+from topicrawl.core.tasks import cancel_and_wait
 
 __all__ = [
     "DUTY_PERIOD",
@@ -516,9 +517,7 @@ class DutyCycleLimiter:
         if cycle is None:
             return
         if cycle.task is not None:
-            cycle.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await cycle.task
+            await cancel_and_wait(cycle.task)
         for pid in cycle.processes:
             _continue(pid)
 
