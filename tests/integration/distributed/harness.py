@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -238,6 +239,13 @@ class Cluster:
                 break
             await asyncio.sleep(0.1)
         codes = {name: proc.poll() for name, proc in self.procs.items()}
+        if None in codes.values():
+            # A worker writes its asyncio tasks and where each waits to its log on SIGUSR1, so
+            # the log that a failing test shows names what a process that did not end waits on.
+            for name, code in codes.items():
+                if code is None:
+                    self.procs[name].send_signal(signal.SIGUSR1)
+            await asyncio.sleep(2.0)
         return {name: -999 if code is None else code for name, code in codes.items()}
 
     def stop_all(self) -> None:
