@@ -8,9 +8,11 @@ import socket
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
@@ -71,3 +73,28 @@ async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIter
         await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     finally:
         await connection.close()
+
+
+# Modules whose tests start several real workers, each with its own PostgreSQL pool (up to
+# 15 connections): under pytest-xdist they share one process, so one of them runs at a time
+# and the suite itself never exhausts the server's 100 connections.
+_ONE_AT_A_TIME = ("tests/integration/distributed/",)
+
+
+def _scope(nodeid: str) -> str:
+    """The unit of work an xdist process takes whole: a module (its module-scoped servers start
+    once), or every module under one of :data:`_ONE_AT_A_TIME`."""
+    module = nodeid.split("::", 1)[0]
+    return next((prefix for prefix in _ONE_AT_A_TIME if module.startswith(prefix)), module)
+
+
+class _ByScope(LoadScopeScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+        return _scope(nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling:
+    """scripts/test.sh runs the suite in several processes (``-n``), scheduled by :func:`_scope`
+    (xdist's ``--dist loadgroup`` marks do not reach its scheduler under pytest 9)."""
+    return _ByScope(config, log)
