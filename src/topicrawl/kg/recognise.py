@@ -393,23 +393,16 @@ class _ChineseTagger:
         self._known = chinese_segmenter().FREQ
         self._least = name_shape
         self._shapes = _name_shapes() if name_shape > 0 else None
-        self._typed: dict[str, str | None] = {}  # word -> its type, the shape judged
 
     def type_of(self, word: str) -> str | None:
         """The word's entity type, or None when it is no name (or lacks a name's shape)."""
-        typed = self._typed.get(word, "")
-        if typed != "":
-            return typed
         entity_type = self._guess(word)
         if (
             entity_type is not None
             and self._least > 0
-            and (self.name_shape(word, entity_type) < self._least)
+            and self.name_shape(word, entity_type) < self._least
         ):
-            entity_type = None
-        if len(self._typed) >= _TYPED_MEMO:
-            self._typed.clear()
-        self._typed[word] = entity_type
+            return None
         return entity_type
 
     def name_shape(self, word: str, entity_type: str) -> float:
@@ -448,7 +441,6 @@ class _ChineseTagger:
         return None
 
 
-_TYPED_MEMO = 100_000
 _shapes_memo: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]] | None = None
 _shapes_lock = threading.Lock()
 
