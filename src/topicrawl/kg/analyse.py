@@ -13,7 +13,7 @@ from typing import Any
 from topicrawl.core.models import PageEntities
 from topicrawl.kg.link import Linker, LinkWeights
 from topicrawl.kg.model import KnowledgeBase
-from topicrawl.kg.recognise import Recogniser, has_cjk
+from topicrawl.kg.recognise import NAME_SHAPE, Recogniser, has_cjk
 from topicrawl.kg.relations import extract_relations
 
 __all__ = ["EMPTY", "EntityAnalyzer", "page_body"]
@@ -35,6 +35,8 @@ class EntityAnalyzer:
         weights: the linker's weights and NIL threshold.
         max_mentions: mentions kept per page at most (the first ones).
         chinese, english: which recognisers run besides the KB's gazetteer.
+        name_shape: the least name shape of a Chinese name from jieba's tags
+            (:class:`~topicrawl.kg.recognise.Recogniser`).
     """
 
     def __init__(
@@ -45,12 +47,14 @@ class EntityAnalyzer:
         max_mentions: int = 300,
         chinese: bool = True,
         english: bool = True,
+        name_shape: float = NAME_SHAPE,
     ) -> None:
         self.kb = kb
         self._weights = weights or LinkWeights()
         self._max_mentions = max_mentions
         self._chinese = chinese
         self._english = english
+        self._name_shape = name_shape
         self._parts: tuple[Recogniser, Linker] | None = None
         self._lock = threading.Lock()
 
@@ -61,6 +65,7 @@ class EntityAnalyzer:
             "max_mentions": self._max_mentions,
             "chinese": self._chinese,
             "english": self._english,
+            "name_shape": self._name_shape,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -70,6 +75,7 @@ class EntityAnalyzer:
             max_mentions=state["max_mentions"],
             chinese=state["chinese"],
             english=state["english"],
+            name_shape=state["name_shape"],
         )
 
     def _ready(self) -> tuple[Recogniser, Linker]:
@@ -77,7 +83,12 @@ class EntityAnalyzer:
             with self._lock:
                 if self._parts is None:
                     self._parts = (
-                        Recogniser(self.kb, chinese=self._chinese, english=self._english),
+                        Recogniser(
+                            self.kb,
+                            chinese=self._chinese,
+                            english=self._english,
+                            name_shape=self._name_shape,
+                        ),
                         Linker(self.kb, weights=self._weights),
                     )
         return self._parts

@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import re
 import threading
+from collections import Counter
 from typing import Any, NamedTuple
 
 import ahocorasick
@@ -69,6 +70,9 @@ _CAPS_RUN = re.compile(
     rf"(?:(?: | (?:{'|'.join(sorted(_CONNECTORS))}) ){_WORD_PATTERN})*"
 )
 _MAX_SPAN = 80
+NAME_SHAPE = 0.25
+"""The least name shape of a Chinese name from jieba's tags (:class:`Recogniser`): chosen on
+half of the demo web's Chinese pages (`benchmarks/kg/quality.py`)."""
 _MIN_POS_CHARS = 2
 
 
@@ -117,6 +121,8 @@ class Recogniser:
         kb: the knowledge base whose aliases the gazetteer knows (and jieba learns).
         chinese: tag Chinese text with jieba.
         english: apply the English span rules.
+        name_shape: the least :meth:`_ChineseTagger.name_shape` a Chinese name found by
+            jieba's tags or the unknown-word rules needs (0: every one is kept).
     """
 
     def __init__(
@@ -125,6 +131,7 @@ class Recogniser:
         *,
         chinese: bool = True,
         english: bool = True,
+        name_shape: float = NAME_SHAPE,
     ) -> None:
         # alias text -> entity type of the alias's first entity (the tag jieba gets)
         names: dict[str, str] = {}
@@ -134,6 +141,7 @@ class Recogniser:
         self._names = names
         self._chinese = chinese
         self._english = english
+        self._name_shape = name_shape
         self._automaton: Any = None
         self._tagger: _ChineseTagger | None = None
         self._lock = threading.Lock()
@@ -144,12 +152,14 @@ class Recogniser:
             "names": self._names,
             "chinese": self._chinese,
             "english": self._english,
+            "name_shape": self._name_shape,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._names = state["names"]
         self._chinese = state["chinese"]
         self._english = state["english"]
+        self._name_shape = state["name_shape"]
         self._automaton = None
         self._tagger = None
         self._lock = threading.Lock()
@@ -247,7 +257,7 @@ class Recogniser:
         for alias, entity_type in self._names.items():
             if has_cjk(alias) and " " not in alias:
                 tags[alias] = _TAG_OF_TYPE.get(entity_type, "nz")
-        return _ChineseTagger(tags)
+        return _ChineseTagger(tags, name_shape=self._name_shape)
 
     def _pos_names(self, text: str) -> list[Span]:
         tagger = self._tagger_ready()
@@ -372,13 +382,49 @@ class _ChineseTagger:
     jieba did not know (its HMM cut it out), a guess from its first character (a surname)
     or its ending (省, 公司 ...). jieba's own part-of-speech tagger (posseg) guesses better
     but costs three times the segmentation (measured on the Debian handbook in Chinese: 34
-    against 10 ms a page), and it could not share the term counts' segmentation."""
+    against 10 ms a page), and it could not share the term counts' segmentation.
 
-    def __init__(self, tags: dict[str, str]) -> None:
+    jieba's dictionary tags many common words as names (安静 "quiet", 明星 "star" nr; 深度
+    "depth" ns; 美味 "tasty" nz), so a typed word must also have the shape of a name of its
+    type (:meth:`name_shape`) of at least ``name_shape``."""
+
+    def __init__(self, tags: dict[str, str], *, name_shape: float = 0.0) -> None:
         self._tags = tags
         self._known = chinese_segmenter().FREQ
+        self._least = name_shape
+        self._shapes = _name_shapes() if name_shape > 0 else None
 
     def type_of(self, word: str) -> str | None:
+        """The word's entity type, or None when it is no name (or lacks a name's shape)."""
+        entity_type = self._guess(word)
+        if (
+            entity_type is not None
+            and self._least > 0
+            and self.name_shape(word, entity_type) < self._least
+        ):
+            return None
+        return entity_type
+
+    def name_shape(self, word: str, entity_type: str) -> float:
+        """How much ``word`` starts or ends like the names of ``entity_type`` (0-1).
+
+        Of jieba's dictionary words (two characters or more) that start with the word's first
+        character, the share tagged with a name of the type; the same for the last character;
+        the larger of the two (a person's surname starts the name, a place's 州 or 京 ends
+        it). The word itself is left out of the counts (its own tag is what is in doubt)."""
+        shapes = self._shapes if self._shapes is not None else _name_shapes()
+        # Its tag as counted: jieba's (not a KB name's), of a word of two characters or more.
+        tag = shapes.dictionary.get(word) if len(word) > 1 else None
+        own = _group(tag) if tag is not None else None
+        best = 0.0
+        for at, char in ((0, word[0]), (1, word[-1])):
+            counts = (shapes.first, shapes.last)[at].get(char, {})
+            total = counts.get("", 0) - (own is not None)
+            named = counts.get(entity_type, 0) - (own == entity_type)
+            best = max(best, (named + 0.1) / (total + 1))
+        return best
+
+    def _guess(self, word: str) -> str | None:
         tag = self._tags.get(word)
         if tag is not None:
             return POS_TYPES.get(tag)
@@ -395,6 +441,51 @@ class _ChineseTagger:
         if len(word) <= _NAME_CHARS + 1 and word.startswith(_COMPOUND_SURNAMES):
             return "person"
         return None
+
+
+class _Shapes(NamedTuple):
+    """Per first and per last character of jieba's dictionary words (two characters or
+    more): how many words there are (under "") and how many of each name type; and the
+    dictionary's tags they were counted from."""
+
+    first: dict[str, dict[str, int]]
+    last: dict[str, dict[str, int]]
+    dictionary: dict[str, str]
+
+
+_shapes_memo: _Shapes | None = None
+_shapes_lock = threading.Lock()
+
+
+def _group(tag: str) -> str:
+    """The entity type a jieba tag stands for ("-" for a tag of no name)."""
+    return POS_TYPES.get(tag, "-")
+
+
+def _name_shapes() -> _Shapes:
+    """The name shapes' counts, built once a process (~350,000 words, ~0.3 s)."""
+    global _shapes_memo  # noqa: PLW0603 - one table per process, like jieba's dictionary
+    if _shapes_memo is None:
+        with _shapes_lock:
+            if _shapes_memo is None:
+                import jieba.posseg  # noqa: PLC0415 - only for Chinese pages
+
+                pairs = [
+                    (word, _group(tag))
+                    for word, tag in jieba.posseg.dt.word_tag_tab.items()
+                    if len(word) > 1
+                ]
+                tables: tuple[dict[str, dict[str, int]], ...] = ({}, {})
+                for at, table in enumerate(tables):
+                    for (char, group), n in Counter(
+                        (word[-at], group)  # at 0 the first character, at 1 the last
+                        for word, group in pairs
+                    ).items():
+                        counts = table.setdefault(char, {})
+                        counts[group] = n
+                        counts[""] = counts.get("", 0) + n
+                _shapes_memo = _Shapes(tables[0], tables[1], jieba.posseg.dt.word_tag_tab)
+    return _shapes_memo
 
 
 def _merge(spans: list[Span], *others: list[Span]) -> list[Span]:

@@ -118,3 +118,22 @@ def test_gazetteer_spellings_of_a_name_and_a_lone_letter_is_no_name() -> None:
         ("ice cream", "kb"),
         ("List", "caps"),
     ]
+
+
+def test_common_words_jieba_tags_as_names_are_dropped_by_their_shape() -> None:
+    # jieba's dictionary tags 香浓 ("rich", of a taste) a person and 美味 ("tasty") another
+    # name; neither starts nor ends the way names of its type do. 杭州 (a place ending in 州)
+    # and 张小凡 (an unknown word after the surname 张) keep theirs.
+    text = "在杭州，张小凡尝了香浓的火锅，还有美味的点心。"
+    unfiltered = Recogniser(KnowledgeBase(), english=False, name_shape=0.0)
+    assert [s.surface for s in unfiltered.spans(text)] == ["杭州", "张小凡", "香浓", "美味"]
+    spans = Recogniser(KnowledgeBase(), english=False).spans(text)
+    assert [(s.surface, s.type) for s in spans] == [("杭州", "place"), ("张小凡", "person")]
+
+
+def test_name_shape_reads_how_names_of_the_type_start_and_end() -> None:
+    tagger = Recogniser(KnowledgeBase(), english=False)._tagger_ready()
+    # Places end in 州 far more often than names of a kind end in 味.
+    assert tagger.name_shape("杭州", "place") > 0.5 > 0.25 > tagger.name_shape("美味", "other")
+    # A name the dictionary lacks is judged by the same counts, nothing left out.
+    assert tagger.name_shape("青云山", "place") > 0.25
