@@ -163,6 +163,9 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("topic-df-cap-0.5", {"topic_df_cap": 0.5}),
     # Over session 17's defaults (topic_df_cap=0.5 on): the cap off, to judge it again.
     Candidate("no-topic-df-cap", {"topic_df_cap": 1.0}),
+    # Session 18, from the sqlite-internals trace (a page of forty links that each barely
+    # name the topic was the best hub seen); fixed before any grid crawl of it.
+    Candidate("hub-weighted", {"hub_weighted": True}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -202,8 +205,12 @@ NEW_FEATURES: dict[str, tuple[str, str]] = {
         "topic-df-cap-0.5",
         "defaults",
     ),
+    "Hub(u) weighs each on-topic link by its anchor score (hub_weighted)": (
+        "hub-weighted",
+        "defaults",
+    ),
 }
-"""Sessions 15 to 17's new options -> (the candidate with them, the candidate without them)."""
+"""Sessions 15 to 18's new options -> (the candidate with them, the candidate without them)."""
 
 
 # --------------------------------------------------------------------------- the grid cache

@@ -24,6 +24,7 @@ __all__ = [
     "inherited_score",
     "link_priority",
     "link_words",
+    "on_topic_links",
     "page_importance",
     "relative_to_best",
     "shark_potential",
@@ -148,7 +149,16 @@ def link_priority(*, inherited: float, anchor: float, inherited_weight: float) -
     return inherited_weight * inherited + (1.0 - inherited_weight) * anchor
 
 
-def hub_score(on_topic_links: int, most_seen: int) -> float:
+def on_topic_links(anchors: Iterable[float], *, above: float, weighted: bool) -> float:
+    """How many of a page's links are on the topic, for ``Hub(u)``: the links whose anchor
+    scores more than ``above``, or (``weighted``) the sum of those anchor scores, so that a
+    page of forty links that each barely name the topic counts as a few on-topic links, not
+    as forty."""
+    kept = [score for score in anchors if score > above]
+    return sum(kept) if weighted else float(len(kept))
+
+
+def hub_score(on_topic_links: float, most_seen: float) -> float:
     """``Hub(u)``: the page's on-topic links over the most any page has had (0 when none has)."""
     if most_seen <= 0:
         return 0.0

@@ -103,6 +103,12 @@ class FocusedOptions(StrategyOptions):
             (python-c-api 84 -> 88), demo 2.21 -> 2.12; 3: Java 1.58, Python 1.44
             (python-ipc 46 -> 58), demo 2.09.
         on_topic_anchor: a link whose anchor scores above this counts toward Hub(u).
+        hub_weighted: Hub(u) counts each on-topic link by its anchor score (the sum of the
+            scores over the most any page has had) instead of as one: a page whose forty
+            links each score a little over 0 (SQLite's list of virtual tables, where every
+            link's block names "virtual" once) is no longer the best hub seen, and its
+            anchorless links no longer inherit a hub's importance. Off by default (session 18,
+            benchmarks/focus/README.md).
         link_words: a link's anchor score is the better of its block's and its own (anchor
             and URL words, identifiers split); off: the block's alone.
         block_links: a block of more links than this speaks less for each of them: its
@@ -368,6 +374,7 @@ class FocusedOptions(StrategyOptions):
     relative_similarity: bool = False
     relative_floor: float = 2.0
     on_topic_anchor: float = 0.0
+    hub_weighted: bool = False
     link_words: bool = True
     block_links: int = 0
     directory_words: bool = True

@@ -25,6 +25,7 @@ from topicrawl.focus.links import (
     hub_score,
     inherited_score,
     link_priority,
+    on_topic_links,
     page_importance,
     relative_to_best,
 )
@@ -117,7 +118,7 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         self._recent: deque[_Recent] = deque(maxlen=options.window)
         self._feedback = [deque[SparseVector](maxlen=options.window) for _ in self.scorer.topics]
         self._relevant_since_update = [0] * len(self.scorer.topics)
-        self._most_on_topic = 0
+        self._most_on_topic = 0.0
         self._template_targets: set[str] = set()
         self._most_similar = 0.0
         self._pages = 0
@@ -221,7 +222,9 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         template = self.templates.observe(host, texts, sizes)
         roles = self._role_links(host, links)
         anchors, block_parts = self._anchor_scores(links, texts, sizes, template, roles)
-        on_topic = sum(1 for link in links if anchors[link.url] > o.on_topic_anchor)
+        on_topic = on_topic_links(
+            anchors.values(), above=o.on_topic_anchor, weighted=o.hub_weighted
+        )
         self._most_on_topic = max(self._most_on_topic, on_topic)
         hub = hub_score(on_topic, self._most_on_topic)
         self._most_similar = max(self._most_similar, similarity)

@@ -76,7 +76,7 @@ class _Parts(_Scoring):
     _recent: deque[_Recent]
     _feedback: list[deque[SparseVector]]
     _relevant_since_update: list[int]
-    _most_on_topic: int
+    _most_on_topic: float
     _template_targets: set[str]
     _most_similar: float
     _pages: int
