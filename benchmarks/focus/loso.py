@@ -166,6 +166,16 @@ CANDIDATES: tuple[Candidate, ...] = (
     # Session 18, from the sqlite-internals trace (a page of forty links that each barely
     # name the topic was the best hub seen); fixed before any grid crawl of it.
     Candidate("hub-weighted", {"hub_weighted": True}),
+    # Session 18: the cap's value (0.5 was the only one tried), and a long block's dilution
+    # again over today's defaults (sqlite-extensions: a list's links all at its block's 0.29).
+    Candidate("topic-df-cap-0.3", {"topic_df_cap": 0.3}),
+    Candidate("topic-df-cap-0.7", {"topic_df_cap": 0.7}),
+    Candidate("block-links-20", {"block_links": 20}),
+    # Session 18, from the same trace (the manual's table of contents, linked from every
+    # page's header as "Documentation", came at fetch 86): the relevant parents' shares
+    # joined by noisy-OR, up to one perfect parent's (0.5) or half that.
+    Candidate("inbound-0.5", {"inbound_evidence": 0.5}),
+    Candidate("inbound-0.25", {"inbound_evidence": 0.25}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )

@@ -103,6 +103,13 @@ class FocusedOptions(StrategyOptions):
             (python-c-api 84 -> 88), demo 2.21 -> 2.12; 3: Java 1.58, Python 1.44
             (python-ipc 46 -> 58), demo 2.09.
         on_topic_anchor: a link whose anchor scores above this counts toward Hub(u).
+        inbound_evidence: what a link inherits is the noisy-OR of what every relevant page
+            that links to it passed on, at most ``inbound_evidence`` (``decay``: as from one
+            parent of importance 1), not the best single parent's share (see
+            :class:`~topicrawl.focus.links.InboundEvidence`): a table of contents that every
+            page's header links to as "Documentation" (the SQLite manual's ``docs.html``,
+            anchor score 0) rises with each relevant page that links to it. 0: off (the
+            default; session 18, benchmarks/focus/README.md).
         hub_weighted: Hub(u) counts each on-topic link by its anchor score (the sum of the
             scores over the most any page has had) instead of as one: a page whose forty
             links each score a little over 0 (SQLite's list of virtual tables, where every
@@ -375,6 +382,7 @@ class FocusedOptions(StrategyOptions):
     relative_floor: float = 2.0
     on_topic_anchor: float = 0.0
     hub_weighted: bool = False
+    inbound_evidence: float = 0.0
     link_words: bool = True
     block_links: int = 0
     directory_words: bool = True
@@ -469,6 +477,7 @@ class FocusedOptions(StrategyOptions):
             "own_words_weight",
             "menu_score",
             "topic_df_cap",
+            "inbound_evidence",
         )
         _require(
             self.auto_judge in AUTO_JUDGES,

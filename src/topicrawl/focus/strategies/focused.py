@@ -18,6 +18,7 @@ from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
 from topicrawl.focus.learner import LinkLearner
 from topicrawl.focus.links import (
     CandidatePool,
+    InboundEvidence,
     TemplateBlocks,
     TemplateHindsight,
     block_sizes,
@@ -102,6 +103,9 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             UrlDirectories(prior=options.directory_prior) if options.directory_prior else None
         )
         self.waiting = WaitingLinks()
+        self.inbound = (
+            InboundEvidence(ceiling=options.inbound_evidence) if options.inbound_evidence else None
+        )
         self.compounds = CompoundWords(
             (k for t in topics for k in t.keywords), min_length=options.compound_words
         )
@@ -262,6 +266,8 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             passed_on = template_passed_on if link.block in template else inherited
             directory = 1.0 if self.directories is None else self.directories.factor(link.url)
             passed_on *= directory
+            if self.inbound is not None:
+                passed_on = self._inbound_evidence(page, link.url, passed_on, relevant=relevant)
             family = self._family_yield(link.url, template=link.block in template)
             siblings = self._sibling_yield(link.url)
             score = link_priority(

@@ -20,6 +20,7 @@ from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
 from topicrawl.focus.learner import LinkLearner, blend, lift_blend
 from topicrawl.focus.links import (
     CandidatePool,
+    InboundEvidence,
     TemplateBlocks,
     TemplateHindsight,
 )
@@ -61,6 +62,7 @@ class _Parts(_Scoring):
     families: UrlFamilies
     directories: UrlDirectories | None
     waiting: WaitingLinks
+    inbound: InboundEvidence | None
     compounds: CompoundWords
     hindsight: TemplateHindsight
     roles: RoleAnchors | None
