@@ -176,6 +176,14 @@ CANDIDATES: tuple[Candidate, ...] = (
     # joined by noisy-OR, up to one perfect parent's (0.5) or half that.
     Candidate("inbound-0.5", {"inbound_evidence": 0.5}),
     Candidate("inbound-0.25", {"inbound_evidence": 0.25}),
+    # Session 18: how much Hub(u) and the inherited score weigh, over today's defaults (the
+    # SQLite traces: hubs of weak links, and inherited scores that outrank named anchors).
+    Candidate("m1-0.85", {"m1": 0.85}),
+    Candidate("no-hub", {"m1": 1.0}),
+    Candidate("inherited-0.65", {"inherited_weight": 0.65}),
+    # Added after the row above was seen (its in-sample mean was the best of the grid).
+    Candidate("inherited-0.6", {"inherited_weight": 0.6}),
+    Candidate("inherited-0.75", {"inherited_weight": 0.75}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
