@@ -227,6 +227,11 @@ NEW_FEATURES: dict[str, tuple[str, str]] = {
         "hub-weighted",
         "defaults",
     ),
+    "relevant parents' shares joined by noisy-OR, up to 0.5 (inbound_evidence=0.5)": (
+        "inbound-0.5",
+        "defaults",
+    ),
+    "the same up to 0.25 (inbound_evidence=0.25)": ("inbound-0.25", "defaults"),
 }
 """Sessions 15 to 18's new options -> (the candidate with them, the candidate without them)."""
 
