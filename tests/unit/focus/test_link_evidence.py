@@ -13,6 +13,8 @@ from topicrawl.focus.links import InboundEvidence, on_topic_links
 
 
 def _focused(**options: object) -> FocusedStrategy:
+    # The inherited weight named, so the priorities below are computed by hand with it.
+    options = {"inherited_weight": 0.5, **options}
     strategy = make_strategy("focused", topics=["crawler"], adaptive=False, **options)
     assert isinstance(strategy, FocusedStrategy)
     return strategy
