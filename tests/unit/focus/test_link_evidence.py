@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.focus.pages import html_page
-from topicrawl.core.models import Link
+from topicrawl.core.models import Link, Page
 from topicrawl.focus import FocusedStrategy, make_strategy
 from topicrawl.focus.links import InboundEvidence, on_topic_links
 
@@ -61,7 +61,7 @@ def test_inbound_evidence_keeps_no_more_urls_than_its_capacity() -> None:
 TOC = "http://a/toc.html"
 
 
-def _parent(url: str) -> object:
+def _parent(url: str) -> Page:
     return html_page(url, [Link(TOC, "Documentation", block=0)], text="crawler")
 
 
@@ -103,3 +103,14 @@ def test_a_page_of_weak_links_is_no_longer_the_best_hub() -> None:
     assert hubs[False] == 1.0
     # Weighed: 40 * 0.156 = 6.25 against the first page's 10 * 1.0: hub 0.625.
     assert hubs[True] == pytest.approx(40 * 41**-0.5 / 10)
+
+
+def test_the_default_inherited_weight_is_0_6() -> None:
+    # A relevant page (cosine 1, Hub 0: pu = 0.7) links to a page with an anchor that names
+    # nothing: inherited 0.5 * 0.7 = 0.35, priority 0.6 * 0.35 + 0.4 * 0 = 0.21 (0.175 with
+    # session 17's 0.5).
+    strategy = make_strategy("focused", topics=["crawler"], adaptive=False)
+    result = strategy.on_page(_parent("http://a/p1.html"))
+    [request] = [r for r in result.requests if r.url == TOC]
+    assert request.reasons["inherited"] == pytest.approx(0.35)
+    assert request.score == pytest.approx(0.21)
