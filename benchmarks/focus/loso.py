@@ -163,6 +163,27 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("topic-df-cap-0.5", {"topic_df_cap": 0.5}),
     # Over session 17's defaults (topic_df_cap=0.5 on): the cap off, to judge it again.
     Candidate("no-topic-df-cap", {"topic_df_cap": 1.0}),
+    # Session 18, from the sqlite-internals trace (a page of forty links that each barely
+    # name the topic was the best hub seen); fixed before any grid crawl of it.
+    Candidate("hub-weighted", {"hub_weighted": True}),
+    # Session 18: the cap's value (0.5 was the only one tried), and a long block's dilution
+    # again over today's defaults (sqlite-extensions: a list's links all at its block's 0.29).
+    Candidate("topic-df-cap-0.3", {"topic_df_cap": 0.3}),
+    Candidate("topic-df-cap-0.7", {"topic_df_cap": 0.7}),
+    Candidate("block-links-20", {"block_links": 20}),
+    # Session 18, from the same trace (the manual's table of contents, linked from every
+    # page's header as "Documentation", came at fetch 86): the relevant parents' shares
+    # joined by noisy-OR, up to one perfect parent's (0.5) or half that.
+    Candidate("inbound-0.5", {"inbound_evidence": 0.5}),
+    Candidate("inbound-0.25", {"inbound_evidence": 0.25}),
+    # Session 18: how much Hub(u) and the inherited score weigh, over today's defaults (the
+    # SQLite traces: hubs of weak links, and inherited scores that outrank named anchors).
+    Candidate("m1-0.85", {"m1": 0.85}),
+    Candidate("no-hub", {"m1": 1.0}),
+    Candidate("inherited-0.65", {"inherited_weight": 0.65}),
+    # Added after the row above was seen (its in-sample mean was the best of the grid).
+    Candidate("inherited-0.6", {"inherited_weight": 0.6}),
+    Candidate("inherited-0.75", {"inherited_weight": 0.75}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )
@@ -202,8 +223,17 @@ NEW_FEATURES: dict[str, tuple[str, str]] = {
         "topic-df-cap-0.5",
         "defaults",
     ),
+    "Hub(u) weighs each on-topic link by its anchor score (hub_weighted)": (
+        "hub-weighted",
+        "defaults",
+    ),
+    "relevant parents' shares joined by noisy-OR, up to 0.5 (inbound_evidence=0.5)": (
+        "inbound-0.5",
+        "defaults",
+    ),
+    "the same up to 0.25 (inbound_evidence=0.25)": ("inbound-0.25", "defaults"),
 }
-"""Sessions 15 to 17's new options -> (the candidate with them, the candidate without them)."""
+"""Sessions 15 to 18's new options -> (the candidate with them, the candidate without them)."""
 
 
 # --------------------------------------------------------------------------- the grid cache

@@ -15,6 +15,7 @@ from topicrawl.focus.families import URL_MEMO, URL_MEMO_CHARS
 
 __all__ = [
     "CandidatePool",
+    "InboundEvidence",
     "TemplateBlocks",
     "TemplateHindsight",
     "block_sizes",
@@ -24,6 +25,7 @@ __all__ = [
     "inherited_score",
     "link_priority",
     "link_words",
+    "on_topic_links",
     "page_importance",
     "relative_to_best",
     "shark_potential",
@@ -148,7 +150,16 @@ def link_priority(*, inherited: float, anchor: float, inherited_weight: float) -
     return inherited_weight * inherited + (1.0 - inherited_weight) * anchor
 
 
-def hub_score(on_topic_links: int, most_seen: int) -> float:
+def on_topic_links(anchors: Iterable[float], *, above: float, weighted: bool) -> float:
+    """How many of a page's links are on the topic, for ``Hub(u)``: the links whose anchor
+    scores more than ``above``, or (``weighted``) the sum of those anchor scores, so that a
+    page of forty links that each barely name the topic counts as a few on-topic links, not
+    as forty."""
+    kept = [score for score in anchors if score > above]
+    return sum(kept) if weighted else float(len(kept))
+
+
+def hub_score(on_topic_links: float, most_seen: float) -> float:
     """``Hub(u)``: the page's on-topic links over the most any page has had (0 when none has)."""
     if most_seen <= 0:
         return 0.0
@@ -179,6 +190,43 @@ def shark_potential(
     anchor_context = 1.0 if anchor > 0.0 else context
     neighbourhood = beta * anchor + (1.0 - beta) * anchor_context
     return gamma * inherited + (1.0 - gamma) * neighbourhood
+
+
+class InboundEvidence:
+    """What the relevant pages that link to a URL pass on to it, together: each relevant
+    parent's inherited score ``x`` joins the URL's evidence by noisy-OR (``1 - (1 - e)(1 - x)``),
+    at most ``ceiling`` (what one parent of importance 1 would pass on). A page that many
+    relevant pages link to (a manual's table of contents, linked from every page's header
+    as "Documentation", whose anchor names nothing) rises with each of them, where the best
+    single parent's share would leave it under every link whose anchor names the topic.
+    Forgets a URL once crawled; holds at most ``capacity`` URLs (later ones are not kept)."""
+
+    def __init__(self, *, ceiling: float, capacity: int = 200_000) -> None:
+        if not 0.0 <= ceiling <= 1.0:
+            raise ValueError("ceiling must be in [0, 1]")
+        self._ceiling = ceiling
+        self._capacity = capacity
+        self._evidence: dict[str, float] = {}
+
+    def __len__(self) -> int:
+        return len(self._evidence)
+
+    def get(self, url: str) -> float:
+        """The URL's evidence so far (0 when no relevant page has linked to it)."""
+        return self._evidence.get(url, 0.0)
+
+    def add(self, url: str, inherited: float) -> float:
+        """A relevant page links to ``url`` passing on ``inherited``; returns the evidence."""
+        held = self._evidence.get(url)
+        if held is None and len(self._evidence) >= self._capacity:
+            return min(inherited, self._ceiling)
+        combined = 1.0 - (1.0 - (held or 0.0)) * (1.0 - min(max(inherited, 0.0), 1.0))
+        self._evidence[url] = value = min(combined, self._ceiling)
+        return value
+
+    def crawled(self, url: str) -> None:
+        """``url`` was fetched: nothing waits for it any more."""
+        self._evidence.pop(url, None)
 
 
 class CandidatePool:

@@ -85,7 +85,11 @@ class FocusedOptions(StrategyOptions):
 
     Args:
         decay: ``a``, the inherited score's decay per link.
-        inherited_weight: ``c`` in ``priority = c * inherited + (1 - c) * anchor``.
+        inherited_weight: ``c`` in ``priority = c * inherited + (1 - c) * anchor``. **0.6**
+            since session 18 (was 0.5): chosen leave-one-site-out among 0.35, 0.5, 0.6, 0.65
+            and 0.75 over 29 topics on 7 sites, no site's choice is 0.5 (left-out F90/oracle
+            1.52 -> 1.51, in-sample 1.49; SQLite 2.80 -> 2.35, Git 1.73 -> 1.78; 0.6 was
+            added after 0.65 was seen), benchmarks/focus/README.md.
         m1: weight of the cosine in ``pu = m1 * cos + (1 - m1) * Hub(u)``.
         relative_similarity: ``cos`` in ``pu`` is taken relative to the best page cosine seen
             so far (as ``Hub(u)`` is relative to the most on-topic links seen), which puts
@@ -103,6 +107,19 @@ class FocusedOptions(StrategyOptions):
             (python-c-api 84 -> 88), demo 2.21 -> 2.12; 3: Java 1.58, Python 1.44
             (python-ipc 46 -> 58), demo 2.09.
         on_topic_anchor: a link whose anchor scores above this counts toward Hub(u).
+        inbound_evidence: what a link inherits is the noisy-OR of what every relevant page
+            that links to it passed on, at most ``inbound_evidence`` (``decay``: as from one
+            parent of importance 1), not the best single parent's share (see
+            :class:`~topicrawl.focus.links.InboundEvidence`): a table of contents that every
+            page's header links to as "Documentation" (the SQLite manual's ``docs.html``,
+            anchor score 0) rises with each relevant page that links to it. 0: off (the
+            default; session 18, benchmarks/focus/README.md).
+        hub_weighted: Hub(u) counts each on-topic link by its anchor score (the sum of the
+            scores over the most any page has had) instead of as one: a page whose forty
+            links each score a little over 0 (SQLite's list of virtual tables, where every
+            link's block names "virtual" once) is no longer the best hub seen, and its
+            anchorless links no longer inherit a hub's importance. Off by default (session 18,
+            benchmarks/focus/README.md).
         link_words: a link's anchor score is the better of its block's and its own (anchor
             and URL words, identifiers split); off: the block's alone.
         block_links: a block of more links than this speaks less for each of them: its
@@ -363,11 +380,13 @@ class FocusedOptions(StrategyOptions):
     """
 
     decay: float = 0.5
-    inherited_weight: float = 0.5
+    inherited_weight: float = 0.6
     m1: float = 0.7
     relative_similarity: bool = False
     relative_floor: float = 2.0
     on_topic_anchor: float = 0.0
+    hub_weighted: bool = False
+    inbound_evidence: float = 0.0
     link_words: bool = True
     block_links: int = 0
     directory_words: bool = True
@@ -462,6 +481,7 @@ class FocusedOptions(StrategyOptions):
             "own_words_weight",
             "menu_score",
             "topic_df_cap",
+            "inbound_evidence",
         )
         _require(
             self.auto_judge in AUTO_JUDGES,

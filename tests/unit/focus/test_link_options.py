@@ -18,6 +18,8 @@ SEED = {"seed": 1.0}
 
 
 def _focused(**options: object) -> FocusedStrategy:
+    # Hand-computed with the inherited weight 0.5 (the default until session 18).
+    options = {"inherited_weight": 0.5, **options}
     strategy = make_strategy("focused", topics=["crawler"], adaptive=False, **options)
     assert isinstance(strategy, FocusedStrategy)
     return strategy

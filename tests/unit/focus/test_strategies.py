@@ -50,8 +50,14 @@ def _page(
 
 def _focused(**options: object) -> FocusedStrategy:
     # These hand-computed cases were written with the relative cosine (a default until
-    # session 15) and anchors scored against the user's vector too; they keep testing them.
-    options = {"relative_similarity": True, "anchor_initial": True, **options}
+    # session 15), anchors scored against the user's vector too and the inherited weight 0.5
+    # (the default until session 18); they keep testing them.
+    options = {
+        "relative_similarity": True,
+        "anchor_initial": True,
+        "inherited_weight": 0.5,
+        **options,
+    }
     strategy = make_strategy("focused", topics=["crawler"], **options)
     assert isinstance(strategy, FocusedStrategy)
     return strategy

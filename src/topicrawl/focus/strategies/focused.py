@@ -18,6 +18,7 @@ from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
 from topicrawl.focus.learner import LinkLearner
 from topicrawl.focus.links import (
     CandidatePool,
+    InboundEvidence,
     TemplateBlocks,
     TemplateHindsight,
     block_sizes,
@@ -25,6 +26,7 @@ from topicrawl.focus.links import (
     hub_score,
     inherited_score,
     link_priority,
+    on_topic_links,
     page_importance,
     relative_to_best,
 )
@@ -101,6 +103,9 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             UrlDirectories(prior=options.directory_prior) if options.directory_prior else None
         )
         self.waiting = WaitingLinks()
+        self.inbound = (
+            InboundEvidence(ceiling=options.inbound_evidence) if options.inbound_evidence else None
+        )
         self.compounds = CompoundWords(
             (k for t in topics for k in t.keywords), min_length=options.compound_words
         )
@@ -117,7 +122,7 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         self._recent: deque[_Recent] = deque(maxlen=options.window)
         self._feedback = [deque[SparseVector](maxlen=options.window) for _ in self.scorer.topics]
         self._relevant_since_update = [0] * len(self.scorer.topics)
-        self._most_on_topic = 0
+        self._most_on_topic = 0.0
         self._template_targets: set[str] = set()
         self._most_similar = 0.0
         self._pages = 0
@@ -221,7 +226,9 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         template = self.templates.observe(host, texts, sizes)
         roles = self._role_links(host, links)
         anchors, block_parts = self._anchor_scores(links, texts, sizes, template, roles)
-        on_topic = sum(1 for link in links if anchors[link.url] > o.on_topic_anchor)
+        on_topic = on_topic_links(
+            anchors.values(), above=o.on_topic_anchor, weighted=o.hub_weighted
+        )
         self._most_on_topic = max(self._most_on_topic, on_topic)
         hub = hub_score(on_topic, self._most_on_topic)
         self._most_similar = max(self._most_similar, similarity)
@@ -259,6 +266,8 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             passed_on = template_passed_on if link.block in template else inherited
             directory = 1.0 if self.directories is None else self.directories.factor(link.url)
             passed_on *= directory
+            if self.inbound is not None:
+                passed_on = self._inbound_evidence(page, link.url, passed_on, relevant=relevant)
             family = self._family_yield(link.url, template=link.block in template)
             siblings = self._sibling_yield(link.url)
             score = link_priority(

@@ -44,12 +44,24 @@ class _LinkEvidence(_Parts):
         for url in {page.url, page.final_url}:
             self.waiting.crawled(url)
             self.hindsight.crawled(url)
+            if self.inbound is not None:
+                self.inbound.crawled(url)
         if page.duplicate_of is not None:
             return
         if self.focused.family_yield:
             self.families.observe(page.final_url or page.url, similarity)
         if self.directories is not None:
             self.directories.observe(page.final_url or page.url, similarity)
+
+    def _inbound_evidence(self, page: Page, url: str, passed_on: float, *, relevant: bool) -> float:
+        """What the link inherits with ``inbound_evidence``: a relevant page's share joins
+        the evidence of every relevant page that linked to ``url`` (a duplicate page's links
+        were counted with its original); any other page's share is at least that evidence."""
+        inbound = self.inbound
+        assert inbound is not None
+        if relevant and page.duplicate_of is None:
+            return inbound.add(url, passed_on)
+        return max(passed_on, inbound.get(url))
 
     def _sibling_yield(self, url: str) -> float:
         """``sibling_yield`` times the yield of the blocks that list ``url`` (0: off)."""

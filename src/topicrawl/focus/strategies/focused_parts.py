@@ -20,6 +20,7 @@ from topicrawl.focus.families import UrlDirectories, UrlFamilies, WaitingLinks
 from topicrawl.focus.learner import LinkLearner, blend, lift_blend
 from topicrawl.focus.links import (
     CandidatePool,
+    InboundEvidence,
     TemplateBlocks,
     TemplateHindsight,
 )
@@ -61,6 +62,7 @@ class _Parts(_Scoring):
     families: UrlFamilies
     directories: UrlDirectories | None
     waiting: WaitingLinks
+    inbound: InboundEvidence | None
     compounds: CompoundWords
     hindsight: TemplateHindsight
     roles: RoleAnchors | None
@@ -76,7 +78,7 @@ class _Parts(_Scoring):
     _recent: deque[_Recent]
     _feedback: list[deque[SparseVector]]
     _relevant_since_update: list[int]
-    _most_on_topic: int
+    _most_on_topic: float
     _template_targets: set[str]
     _most_similar: float
     _pages: int
