@@ -61,7 +61,8 @@ from topicrawl.fetch.robots import RobotsCache
 from topicrawl.parse.content import content_hash
 from topicrawl.parse.methods import ParserLibrary, extract
 from topicrawl.revisit.clock import Clock
-from topicrawl.revisit.tiers import DAY, TierPolicy, period_of
+from topicrawl.revisit.estimate import ChangeHistory
+from topicrawl.revisit.tiers import DAY, TierPolicy, period_of, tier_of_period
 from topicrawl.revisit.videoplan import (
     VideoPlan,
     node_weights,
@@ -73,7 +74,10 @@ from topicrawl.storage.accountstore import AccountStore, PostRecord
 from topicrawl.storage.history import FetchRecord, PageHistory
 from topicrawl.storage.videostore import VideoStore, Visit
 
-__all__ = ["SystemReport", "VideoSystem", "VideoSystemSettings"]
+__all__ = ["POLICIES", "SystemReport", "VideoSystem", "VideoSystemSettings"]
+
+POLICIES = ("tiers", "change-rate")
+"""How pages are revisited (:attr:`VideoSystemSettings.policy`)."""
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +107,10 @@ class VideoSystemSettings:
             next plan (None: a hundredth of ``recompute_period``).
         follow_timeout: seconds of the clock a following node waits for the leader's first
             plan and account ranking (None: ``days``).
+        policy: when pages are revisited: ``tiers`` (each video's tier period by popularity)
+            or ``change-rate`` (each page's freshness-optimal interval from its estimated
+            change rate and its video's plays, at the tiers' budget, re-planned every tier-1
+            period and shown as the nearest tier).
     """
 
     site: str
@@ -121,6 +129,7 @@ class VideoSystemSettings:
     day_seconds: float = DAY
     follow_poll: float | None = None
     follow_timeout: float | None = None
+    policy: str = "tiers"
 
     def __post_init__(self) -> None:
         if not self.site.startswith(("http://", "https://")):
@@ -135,6 +144,8 @@ class VideoSystemSettings:
             raise ConfigError("concurrency must be 1-256, delay and max_pages >= 0")
         if not self.day_seconds > 0:
             raise ConfigError("day_seconds must be > 0")
+        if self.policy not in POLICIES:
+            raise ConfigError(f"policy is one of {', '.join(POLICIES)}, got {self.policy!r}")
         for name in ("follow_poll", "follow_timeout"):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
@@ -231,6 +242,12 @@ class VideoSystem:
         self._seen_posts: dict[str, set[str]] = {}
         self._host_next: dict[str, float] = {}
         self._round: dict[str, list[float]] = {}  # node -> [items, real seconds] this round
+        # The change-rate policy: what each page's revisits saw, its popularity tier (which
+        # sets the budget) and its planned interval, re-planned every tier-1 period.
+        self._histories: dict[str, ChangeHistory] = {}
+        self._page_tiers: dict[str, int] = {}
+        self._intervals: dict[str, float] = {}
+        self._rates_at = -math.inf
 
     async def run(self) -> SystemReport:
         """Crawl, plan, rank accounts, then revisit what is due until ``days`` have passed.
@@ -374,6 +391,44 @@ class VideoSystem:
             for url in urls:
                 last = self._pages[url].last if url in self._pages else now
                 self._pages[url] = _Due(max(now, last + period), tier, node, last)
+                self._page_tiers[url] = tier
+        if self.s.policy == "change-rate":
+            self._plan_rates(now)
+
+    def _plan_rates(self, now: float) -> None:
+        """The change-rate policy's intervals for this node's pages: the freshness-optimal
+        frequencies (:func:`~topicrawl.revisit.refresh.planned_intervals`) for the visits a
+        day the popularity tiers would spend on them, weighted by their video's plays."""
+        from topicrawl.revisit.refresh import (  # noqa: PLC0415 - numpy
+            planned_intervals,
+            planning_rate,
+        )
+
+        s, day = self.s, self.s.day_seconds
+        urls = list(self._pages)
+        self._rates_at = now
+        if not urls:
+            return
+        plays: dict[str, float] = {}
+        for video in videos_from_records(self._records, detail_schema=s.detail_schema):
+            for url in video.pages:
+                plays[url] = float(video.counts.get("plays") or 0.0) + 1.0
+        prior = period_of(2, s.tiers) / day
+        rates = [planning_rate(self._histories.get(u, ChangeHistory()), prior=prior) for u in urls]
+        budget = sum(day / period_of(self._page_tiers.get(u, 3), s.tiers) for u in urls)
+        weights = [plays.get(u, 1.0) for u in urls]
+        found = planned_intervals(rates, weights, budget, s.tiers, day=day)
+        for _ in range(3):  # intervals held at their bounds spend less: give the rest again
+            spent = sum(day / i for i in found)
+            if spent >= 0.99 * budget:
+                break
+            scaled = budget * budget / spent
+            found = planned_intervals(rates, weights, scaled, s.tiers, day=day)
+        for url, interval in zip(urls, found, strict=True):
+            self._intervals[url] = interval
+            due = self._pages[url]
+            tier = tier_of_period(interval, s.tiers)
+            self._pages[url] = _Due(max(now, due.last + interval), tier, due.node, due.last)
 
     async def _follow(
         self, store: VideoStore, now: float, *, wait_until: float | None = None
@@ -520,6 +575,8 @@ class VideoSystem:
                 if client is not None:
                     await self._follow_accounts(client, io.accounts, now)
                 next_plan = now + s.poll
+            if s.policy == "change-rate" and now - self._rates_at >= s.tiers.periods[0]:
+                self._plan_rates(now)
             pages = [u for u, d in self._pages.items() if d.at <= now]
             people = [a for a, d in self._accounts.items() if d.at <= now]
             visits = await self._visit_all(pages, people, io)
@@ -574,7 +631,10 @@ class VideoSystem:
     def _done(self, item: dict[str, _Due], key: str, now: float) -> tuple[_Due, float]:
         """Move ``key`` to its next due time; the old entry and how late this visit was."""
         due = item[key]
-        item[key] = _Due(now + period_of(due.tier, self.s.tiers), due.tier, due.node, now)
+        period = period_of(due.tier, self.s.tiers)
+        if item is self._pages and self.s.policy == "change-rate":
+            period = self._intervals.get(key, period)
+        item[key] = _Due(now + period, due.tier, due.node, now)
         late = max(0.0, now - due.at)
         self.report.max_lateness = max(self.report.max_lateness, late)
         tier = f"{'page' if item is self._pages else 'account'}.{due.tier}"
@@ -595,16 +655,20 @@ class VideoSystem:
             self.report.failed_visits += 1
             return Visit("page", url, due.tier, due.node, due.at, now, 0, False, 0), None
         self.report.page_visits += 1
+        known = url in self._hashes  # a baseline to tell a change by
         if response.headers.get("ETag"):
             self._etags[url] = response.headers["ETag"]
         if response.status == 304:
             self.report.not_modified += 1
+            self._seen(url, (now - due.last) / self.s.day_seconds, changed=False)
             record = FetchRecord(url, now, 304, False, self._hashes.get(url), etag=etag)
             return Visit("page", url, due.tier, due.node, due.at, now, 304, False, 0), record
         text = response.text or ""
         digest = content_hash(text)
         changed = self._hashes.get(url) not in (None, digest)
         self._hashes[url] = digest
+        if known:
+            self._seen(url, (now - due.last) / self.s.day_seconds, changed=changed)
         fields = await self._extract(url, text, library)
         self.report.changed_pages += changed
         record = FetchRecord(url, now, response.status, changed, digest, etag=self._etags.get(url))
@@ -612,6 +676,10 @@ class VideoSystem:
             "page", url, due.tier, due.node, due.at, now, response.status, changed, fields
         )
         return visit, record
+
+    def _seen(self, url: str, days: float, *, changed: bool) -> None:
+        """Add one interval to ``url``'s change history (for the change-rate policy)."""
+        self._histories[url] = self._histories.get(url, ChangeHistory()).seen(days, changed=changed)
 
     async def _extract(self, url: str, text: str, library: ParserLibrary) -> int:
         """Re-extract a page's record; returns how many of its fields changed."""
