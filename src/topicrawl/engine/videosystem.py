@@ -28,9 +28,17 @@ leader's first plan, revisits its share, and picks up each new plan and account 
 leader writes them (looking every ``follow_poll`` of the clock once a plan is due). Each
 node's real time per item in a round (between two plans) is kept in ``node_rounds``; the
 leader's next plan places new videos and new accounts by those measured rates (what is placed
-stays while its node is listed). Partial: the first crawl and the account pipeline run on the
-leader alone rather than split between nodes, and a leader that dies is not replaced (its
-followers go on revisiting under the last plan).
+stays while its node is listed).
+
+**Leadership is a lease** in the shared database (:meth:`VideoStore.take_lease`): the first
+node takes it at start and renews it every third of ``lease_ttl`` of the clock (it wakes for
+that); a follower that finds it expired when it looks for a plan takes it over, continues the
+leader's plans from the database (the next one a ``recompute_period`` after the last, so no
+week is planned twice) and places the dead leader's videos and accounts on the live nodes. A
+leader that finds the lease taken steps down and follows. Partial: the first crawl and the
+account pipeline run on the leader alone rather than split between nodes, a leader that dies
+before its first plan is not replaced, and the lease is not renewed during a crawl or an
+account ranking (``lease_ttl`` must outlast them).
 """
 
 from __future__ import annotations
@@ -107,6 +115,8 @@ class VideoSystemSettings:
             next plan (None: a hundredth of ``recompute_period``).
         follow_timeout: seconds of the clock a following node waits for the leader's first
             plan and account ranking (None: ``days``).
+        lease_ttl: seconds of the clock the leader's lease lasts unless renewed (None: a
+            twentieth of ``recompute_period``, at least a minute); with several nodes only.
         policy: when pages are revisited: ``tiers`` (each video's tier period by popularity)
             or ``change-rate`` (each page's freshness-optimal interval from its estimated
             change rate and its video's plays, at the tiers' budget, re-planned every tier-1
@@ -129,6 +139,7 @@ class VideoSystemSettings:
     day_seconds: float = DAY
     follow_poll: float | None = None
     follow_timeout: float | None = None
+    lease_ttl: float | None = None
     policy: str = "tiers"
 
     def __post_init__(self) -> None:
@@ -146,7 +157,7 @@ class VideoSystemSettings:
             raise ConfigError("day_seconds must be > 0")
         if self.policy not in POLICIES:
             raise ConfigError(f"policy is one of {', '.join(POLICIES)}, got {self.policy!r}")
-        for name in ("follow_poll", "follow_timeout"):
+        for name in ("follow_poll", "follow_timeout", "lease_ttl"):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ConfigError(f"{name} must be a positive number, got {value}")
@@ -159,6 +170,11 @@ class VideoSystemSettings:
     def leads(self) -> bool:
         """Whether this process crawls, plans and ranks accounts (the first node, or all)."""
         return self.node is None or self.node == self.nodes[0]
+
+    @property
+    def lease(self) -> float:
+        """How long the leader's lease lasts unless renewed."""
+        return self.lease_ttl or max(self.tiers.recompute_period / 20, 60.0)
 
     @property
     def poll(self) -> float:
@@ -248,6 +264,11 @@ class VideoSystem:
         self._page_tiers: dict[str, int] = {}
         self._intervals: dict[str, float] = {}
         self._rates_at = -math.inf
+        # Leadership: a lease in the database when several nodes share it.
+        self._leading = settings.leads
+        self._leased = settings.node is not None and len(settings.nodes) > 1
+        self._renew_at = -math.inf
+        self._gone: set[str] = set()  # leaders whose lease this node took over
 
     async def run(self) -> SystemReport:
         """Crawl, plan, rank accounts, then revisit what is due until ``days`` have passed.
@@ -262,7 +283,12 @@ class VideoSystem:
         report.started_at = start
         span = s.days * s.day_seconds
         patience = start + (s.follow_timeout or span)
-        report.pages_crawled = await self._crawl() if s.leads else 0
+        if self._leased and self._leading:
+            async with VideoStore(s.db) as store:
+                self._leading = await self._hold(store, start)
+            if not self._leading:
+                self._say(f"node {s.node}: another node holds the lease; following")
+        report.pages_crawled = await self._crawl() if self._leading else 0
         async with (
             VideoStore(s.db) as store,
             PageHistory(s.db) as history,
@@ -270,7 +296,7 @@ class VideoSystem:
             AccountStore(s.db) as accounts,
         ):
             assert library is not None
-            if s.leads:
+            if self._leading:
                 self._records = await store.records()
                 report.records = len(self._records)
                 await self._replan(store, self.clock.now())  # after the crawl
@@ -287,7 +313,7 @@ class VideoSystem:
             try:
                 if client is not None:
                     await client.__aenter__()
-                    if s.leads:
+                    if self._leading:
                         await self._rank_accounts(client, accounts, self.clock.now())
                     elif not await self._follow_accounts(
                         client, accounts, self.clock.now(), wait_until=patience
@@ -344,7 +370,8 @@ class VideoSystem:
             await store.add_rounds(self.source, now, rounds)
             self._round = {}
         measured = await store.last_rounds(self.source)
-        weights = node_weights({n: measured.get(n, (0, 0.0)) for n in self.s.nodes})
+        live = [n for n in self.s.nodes if n not in self._gone]
+        weights = node_weights({n: measured.get(n, (0, 0.0)) for n in live})
         self.report.node_weights = weights
         return weights
 
@@ -457,6 +484,7 @@ class VideoSystem:
             nodes={r["video"]: str(r["node"]) for r in latest},
         )
         self._plan, self._planned_at = plan, planned
+        self._counts_at_plan = {r["video"]: json.loads(r["counts"]) for r in latest}
         self._records = await store.records()
         self.report.records = len(self._records)
         self.report.videos = len(latest)
@@ -481,7 +509,7 @@ class VideoSystem:
         settings = replace(
             s.accounts,
             tiers=s.tiers,
-            nodes=s.nodes,
+            nodes=tuple(n for n in s.nodes if n not in self._gone),
             node_weights=self.report.node_weights or None,
             placed={r["account_id"]: r["node"] for r in stored if r["node"]},
         )
@@ -546,11 +574,39 @@ class VideoSystem:
         self._say(f"node {self.s.node}: following the ranking of {len(kept)} kept accounts")
         return True
 
+    # -- leadership ---------------------------------------------------------------------------
+
+    async def _hold(self, store: VideoStore, now: float) -> bool:
+        """Take or renew the leader's lease; whether this node holds it."""
+        s = self.s
+        assert s.node is not None
+        held = await store.take_lease(self.source, s.nodes.index(s.node), now + s.lease, now=now)
+        self._renew_at = now + s.lease / 3
+        return held
+
+    async def _take_over(self, store: VideoStore, now: float) -> bool:
+        """Lead in place of a leader whose lease expired; whether this node now leads. It
+        continues from the latest plan in the database."""
+        s = self.s
+        current = await store.lease(self.source)
+        if current is None or current[1] > now or not await self._hold(store, now):
+            return False
+        old = s.nodes[current[0]] if 0 <= current[0] < len(s.nodes) else None
+        if old is not None and old != s.node:
+            self._gone.add(old)
+        self._leading = True
+        await self._follow(store, now)
+        self._say(
+            f"node {s.node}: the lease of node {old} expired; leading from the plan made at "
+            f"{self._planned_at}"
+        )
+        return True
+
     # -- revisits -----------------------------------------------------------------------------
 
     async def _revisit_until(self, end: float, io: _Io) -> None:
         s, store, client = self.s, io.store, io.client
-        if s.leads:
+        if self._leading:
             next_plan = self._planned_at + s.tiers.recompute_period
         else:
             next_plan = self.clock.now() + s.poll
@@ -562,15 +618,24 @@ class VideoSystem:
             )
             if soonest > end:
                 break
-            await self.clock.sleep_until(soonest)
+            leasing = self._leased and self._leading
+            await self.clock.sleep_until(min(soonest, self._renew_at) if leasing else soonest)
             now = self.clock.now()
-            if now >= next_plan and s.leads:
+            renew = leasing and (now >= self._renew_at or now >= next_plan)
+            if renew and not await self._hold(store, now):
+                self._leading = False
+                self._say(f"node {s.node}: another node took the lease; following")
+                next_plan = now
+            if now >= next_plan and self._leading:
                 self._records = await store.records()
                 await self._replan(store, now)
                 if client is not None:
                     await self._rank_accounts(client, io.accounts, now)
                 next_plan = now + s.tiers.recompute_period
             elif now >= next_plan:
+                if self._leased and await self._take_over(store, now):
+                    next_plan = self._planned_at + s.tiers.recompute_period
+                    continue  # plan now if the dead leader's next plan is due
                 await self._follow(store, now)
                 if client is not None:
                     await self._follow_accounts(client, io.accounts, now)
