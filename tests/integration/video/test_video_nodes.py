@@ -41,7 +41,7 @@ async def test_a_follower_node_revisits_its_share_of_the_leaders_plans(
     lockstep = LockstepClock(START, parties=2) if clock_kind == "lockstep" else None
     clock: Clock = lockstep or SystemClock()
     db = str(tmp_path / "video.db")
-    with Seed004Demo(clock, titles=6, fans=8, others=16, day_seconds=day_seconds) as demo:
+    with Seed004Demo(clock, titles=8, fans=8, others=16, day_seconds=day_seconds) as demo:
         common = {
             "site": demo.site_url,
             "db": db,
