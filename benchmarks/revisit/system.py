@@ -22,7 +22,10 @@ Policies, each at the page-revisit budget the seed's tiers spend in the same see
 - ``tiers``: the seed's tiers as written (20 % of videos daily, 30 % every 3 days, the rest
   weekly, by the popularity of the extracted counts and their growth, re-planned weekly);
 - ``uniform``: every video's pages every P days, P = days / ceil(the tiers' revisits a page),
-  so that uniform spends at least the tiers' budget (a page's visits come in whole numbers).
+  so that uniform spends at least the tiers' budget (a page's visits come in whole numbers);
+- ``change-rate``: ``video run --policy change-rate``: each page's freshness-optimal interval
+  from its estimated change rate, weighted by its video's extracted plays, for the visits a
+  day the tiers would spend on the same pages (re-planned daily).
 
 (A control with the ranking reversed is not run: ``TierPolicy`` keeps periods rising from
 tier 1 to 3, so it cannot be expressed without a code change.)
@@ -106,11 +109,11 @@ def score(
 
 
 async def run_policy(
-    seed: int, titles: int, days: float, tiers: TierPolicy, folder: Path
+    seed: int, titles: int, days: float, tiers: TierPolicy, folder: Path, policy: str = "tiers"
 ) -> tuple[VideoSite, dict[str, list[float]], int, int]:
     """One system run; the site, each page's refresh days, page revisits and failed ones."""
     clock = SimulatedClock(START)
-    db = str(folder / f"video-{seed}-{id(tiers)}.db")
+    db = str(folder / f"video-{seed}-{id(tiers)}-{policy}.db")
     with Seed004Demo(clock, titles=titles, seed=seed) as demo:
         settings = VideoSystemSettings(
             site=demo.site_url,
@@ -118,6 +121,7 @@ async def run_policy(
             parsers=str(demo.write_schemas(folder / f"schemas-{seed}.toml")),
             days=days,
             tiers=tiers,
+            policy=policy,
         )
         report = await VideoSystem(settings, clock=clock).run()
         site, start = demo.site, demo.start
@@ -169,6 +173,10 @@ async def main() -> None:
                 seed, args.titles, args.days, uniform, folder
             )
             runs["uniform"] = (uniform, other, spent_u, failed_u)
+            _, rated, spent_c, failed_c = await run_policy(
+                seed, args.titles, args.days, seeds_tiers, folder, "change-rate"
+            )
+            runs["change-rate"] = (seeds_tiers, rated, spent_c, failed_c)
             for name, (_, pages, visits, lost) in runs.items():
                 fresh, weighted, age, weighted_age, scored = score(
                     site, pages, window=window, step=args.step

@@ -37,7 +37,7 @@ from topicrawl.web.security import CSP
 from topicrawl.web.system_view import MAX_TEXT
 
 HOSTILE_TITLE = f"<script>alert('{MARKER}')</script><img src=x onerror=alert(1)>"
-HUGE = "長" * 200_000 + "<b>tail</b>"
+HUGE = "長" * 10_000 + "<b>tail</b>"  # far over the cap; forty copies far over a page
 SYSTEM_TABLES = (account_runs, accounts, videos, video_tiers, system_visits, node_rounds)
 
 
@@ -46,7 +46,7 @@ def video_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real small run of seed 004's system, plus two hostile videos and a hostile account."""
     db = tmp_path_factory.mktemp("video") / "video.db"
     argv = ["video", "run", "--demo", "--clock", "simulated", "--db", str(db),
-            "--titles", "6", "--days", "9"]  # fmt: skip
+            "--titles", "6", "--days", "9", "--max-hops", "1", "--max-per-hop", "30"]  # fmt: skip
     result = in_thread(lambda: CliRunner().invoke(cli_app, argv, catch_exceptions=False))
     assert result.exit_code == 0, result.output
     connection = sqlite3.connect(db)
@@ -230,7 +230,7 @@ def test_pages_render_escaped_with_csp(client: TestClient, path: str) -> None:
 def test_hostile_title_escaped_and_huge_strings_capped(client: TestClient) -> None:
     page = client.get("/videos?sort=plays&order=asc").text
     assert "&lt;script&gt;alert(&#39;PWNED&#39;)&lt;/script&gt;" in page
-    assert len(page) < 100_000  # a 200,000-character title and forty copies as actors
+    assert len(page) < 100_000  # a 10,000-character title and forty copies as actors
     found = {v["video"]: v for v in _get(client, "/api/videos?per=200")["videos"]}
     huge = found["http://evil.test/huge"]
     assert len(huge["title"]) == MAX_TEXT + 1

@@ -132,22 +132,24 @@ async def _write(
     if fmt == "warc":
         return await export_warc(storage, cast(BinaryIO, out))
     if what == "pages":
-        records = await _records(db)
+        records, methods = await _records(db)
         if records:
+            text = cast(TextIO, out)
             if fmt == "jsonl":
-                return await export_jsonl(storage, cast(TextIO, out), records=records)
-            return await export_csv(storage, cast(TextIO, out), records=records)
+                return await export_jsonl(storage, text, records=records, methods=methods)
+            return await export_csv(storage, text, records=records, methods=methods)
     return await _TEXT_WRITERS[what, fmt](storage, cast(TextIO, out))
 
 
-async def _records(db: str) -> dict[str, dict[str, Any]]:
-    """The parser library's records by URL; none for a database without its tables."""
+async def _records(db: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The parser library's records by URL, partial ones included, and the method of each
+    (``partial:<method>`` flags a partial one); none for a database without its tables."""
     from topicrawl.storage.parsers import SqlParserStore  # noqa: PLC0415
 
     async with SqlParserStore(db, read_only=True) as store:
         try:
-            return await store.records()
+            return await store.records(partial=True), await store.methods()
         except StorageError as exc:
             if "page_records" in str(exc):
-                return {}  # a database from before the parser library
+                return {}, {}  # a database from before the parser library
             raise

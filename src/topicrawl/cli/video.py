@@ -114,6 +114,22 @@ def run_command(  # noqa: PLR0917 - typer maps each option to a parameter
     delay: Annotated[float, typer.Option(min=0.0, help="Seconds between a host's requests.")] = 0,
     max_hops: Annotated[int, typer.Option(min=0, max=3, help="Follow-graph hops.")] = 3,
     max_per_hop: Annotated[int, typer.Option(min=1, help="New accounts a hop adds.")] = 200,
+    lease_ttl: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="Seconds the leader's lease lasts unless renewed; a follower takes over an "
+            "expired one (default: a twentieth of the re-plan period, at least 60).",
+        ),
+    ] = None,
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="Page revisits: 'tiers' (each video's tier by popularity) or 'change-rate' "
+            "(each page's optimal interval from its change rate and plays, at the tiers' "
+            "budget, shown as the nearest tier)."
+        ),
+    ] = "tiers",
 ) -> None:
     """Crawl a video site with the parser library, tier its videos by popularity, rank their
     microblog accounts, and revisit both when due (see ``topicrawl video --help``)."""
@@ -149,6 +165,8 @@ def run_command(  # noqa: PLR0917 - typer maps each option to a parameter
             day_seconds=day_seconds,
             max_hops=max_hops,
             max_per_hop=max_per_hop,
+            policy=policy,
+            lease_ttl=lease_ttl,
         )
     except ConfigError as exc:
         fail(exc)

@@ -138,10 +138,14 @@ class AccountWorld:
         max_posts: int = 60,
         focus: float = 0.75,
         spill: float = 0.1,
+        popularity: Mapping[str, float] | None = None,
     ) -> AccountWorld:
         """A world around ``entities`` (names, 2 to 100 characters each), identical for
         identical arguments. ``focus`` is the share of a video account's posts about video,
-        ``spill`` the share of another account's.
+        ``spill`` the share of another account's. ``popularity`` (an entity name's plays, say)
+        scales the true influence and the activity of that entity's own accounts (exact,
+        affix, near) by the square root of its ratio to the median, within 0.3-3, so that
+        they follow the entity's popularity; nothing else of the world changes.
 
         Raises:
             ConfigError: no usable name, or counts out of range.
@@ -155,15 +159,18 @@ class AccountWorld:
             raise ConfigError("0 <= spill <= focus <= 1 required")
         rng = random.Random(seed)
         made: list[DemoAccount] = []
+        scale = _popularity_scale(popularity or {})
 
         def add(**kw: object) -> None:
             kind = str(kw["kind"])
-            boost = 3.0 if kind in {"exact", "affix", "near"} else 1.0
+            own = kind in {"exact", "affix", "near"}
+            boost = 3.0 if own else 1.0
+            lift = scale.get(str(kw["entity"]), 1.0) if own else 1.0
             made.append(
                 DemoAccount(
                     id=str(100_000 + len(made) * 7 + rng.randrange(7)),
-                    influence=boost * rng.lognormvariate(0.0, 1.0),
-                    activity=rng.lognormvariate(0.3, 0.6),
+                    influence=lift * boost * rng.lognormvariate(0.0, 1.0),
+                    activity=lift * rng.lognormvariate(0.3, 0.6),
                     bought=int(rng.lognormvariate(7.0, 1.0)) if rng.random() < 0.12 else 0,
                     **kw,  # type: ignore[arg-type]
                 )
@@ -415,3 +422,15 @@ def _poisson(rng: random.Random, mean: float) -> int:
         if p <= limit:
             return k
         k += 1
+
+
+def _popularity_scale(popularity: Mapping[str, float]) -> dict[str, float]:
+    """Each name's factor: sqrt(popularity / median popularity), kept within 0.3-3."""
+    values = sorted(v for v in popularity.values() if v > 0)
+    if not values:
+        return {}
+    middle = values[len(values) // 2]
+    return {
+        name: min(3.0, max(0.3, math.sqrt(max(value, 0.0) / middle)))
+        for name, value in popularity.items()
+    }

@@ -3,10 +3,11 @@ clock.
 
 :class:`Seed004Demo` serves the demo video site (its counts grow with the clock's days) and a
 demo microblog whose accounts match, nearly match and falsely match the site's titles,
-directors and actors (its posts appear as the clock passes their time). Both read the same
-:class:`~topicrawl.revisit.clock.Clock`, so with a simulated clock a test or ``topicrawl video
-run --demo`` runs weeks in seconds. The clock starts halfway through the microblog's
-timelines: the first ranking sees half the posts, revisits find the rest.
+directors and actors (its posts appear as the clock passes their time; an entity's own
+accounts are as influential and active as its titles are played, :func:`demo_popularity`).
+Both read the same :class:`~topicrawl.revisit.clock.Clock`, so with a simulated clock a test
+or ``topicrawl video run --demo`` runs weeks in seconds. The clock starts halfway through the
+microblog's timelines: the first ranking sees half the posts, revisits find the rest.
 """
 
 from __future__ import annotations
@@ -24,11 +25,21 @@ from topicrawl.demoweb.video.site import VideoSite, build_video_site
 from topicrawl.revisit.clock import Clock
 from topicrawl.revisit.tiers import DAY
 
-__all__ = ["DEMO_START", "TIMELINE_DAYS", "Seed004Demo", "demo_names"]
+__all__ = ["DEMO_START", "TIMELINE_DAYS", "Seed004Demo", "demo_names", "demo_popularity"]
 
 TIMELINE_DAYS = 14.0
 DEMO_START = TIMELINE_EPOCH + TIMELINE_DAYS / 2 * DAY
 """Where a demo's clock starts: halfway through the microblog's timelines."""
+
+
+def demo_popularity(site: VideoSite) -> dict[str, float]:
+    """Each demo name's plays: a title's own, a director's or actor's over their titles."""
+    plays = {t.id: float(t.plays) for t in site.titles}
+    found = {t.name: float(t.plays) for t in site.titles}
+    for person in site.entities():
+        worked = sum(plays.get(i, 0.0) for i in person.titles)
+        found[person.name] = found.get(person.name, 0.0) + worked
+    return found
 
 
 def demo_names(site: VideoSite) -> list[str]:
@@ -63,7 +74,12 @@ class Seed004Demo:
         self.day_seconds = day_seconds
         self.site = build_video_site(seed=seed, titles=titles, hard=False)
         self.world = AccountWorld.generate(
-            demo_names(self.site), seed=seed + 7, fans=fans, others=others, days=TIMELINE_DAYS
+            demo_names(self.site),
+            seed=seed + 7,
+            fans=fans,
+            others=others,
+            days=TIMELINE_DAYS,
+            popularity=demo_popularity(self.site),
         )
         self.video = VideoServer(self.site, clock=self.day)
         # The microblog's time runs from DEMO_START when the clock starts elsewhere.

@@ -256,17 +256,6 @@ class RevisitControl:
     def _replan_every(self) -> float:
         return self.policy.recompute_period if self._mode == "tiers" else self._day
 
-    def _planning_rate(self, history: ChangeHistory) -> float:
-        """The change rate the plan uses: the bias-reduced estimator over the mean interval
-        with a prior of one visit, half changed, one tier-2 period long (as the benchmarked
-        policy, ``revisit.simulate.LearnedOptimal``), so a page seen unchanged a few times
-        is not taken for one that never changes; the due times set at a fetch stay until the
-        next fetch, so an estimate of 0 would leave the page unseen for a long while."""
-        n = history.visits + 1.0
-        changed = sum(1 for _, c in history.intervals if c) + 0.5
-        days = sum(t for t, _ in history.intervals) + self.policy.periods[1] / self._day
-        return -math.log((n - changed + 0.5) / (n + 0.5)) / (days / n)
-
     def _weight(self, url: str) -> float:
         if self._popularity is not None:
             return max(self._popularity(url), 0.0)
@@ -281,26 +270,19 @@ class RevisitControl:
             tiers = assign_tiers({u: self._weight(u) for u in urls}, self.policy)
             self._intervals = {u: period_of(t, self.policy) for u, t in tiers.items()}
             return
-        import numpy as np  # noqa: PLC0415 - a crawl without revisits never loads numpy
+        from topicrawl.revisit.refresh import (  # noqa: PLC0415 - numpy
+            planned_intervals,
+            planning_rate,
+        )
 
-        from topicrawl.revisit.refresh import optimal_rates  # noqa: PLC0415 - numpy
-
-        rates = np.array([self._planning_rate(self._pages[u].history) for u in urls])
-        weights = np.array([self._weight(u) for u in urls])
-        budget = self._budget or len(urls) / (self.policy.periods[1] / self._day)
-        floor = 0.03 * budget  # spread evenly: no page is left unseen for good
-        freq = optimal_rates(rates, weights, budget - floor) + floor / len(urls)
-        days = 1.0 / freq
-        periods = self.policy.periods
-        intervals: dict[str, float] = {}
-        for url, interval_days in zip(urls, days.tolist(), strict=True):
-            seconds = interval_days * self._day
-            if self._round:
-                seconds = period_of(tier_of_period(seconds, self.policy), self.policy)
-            else:
-                seconds = min(max(seconds, periods[0] / 4), 4 * periods[2])
-            intervals[url] = seconds
-        self._intervals = intervals
+        prior = self.policy.periods[1] / self._day
+        rates = [planning_rate(self._pages[u].history, prior=prior) for u in urls]
+        budget = self._budget or len(urls) / prior
+        weights = [self._weight(u) for u in urls]
+        found = planned_intervals(
+            rates, weights, budget, self.policy, day=self._day, round_to_tiers=self._round
+        )
+        self._intervals = dict(zip(urls, found, strict=True))
         log.debug("revisit plan for %d pages, budget %.1f a day", len(urls), budget)
 
 

@@ -28,9 +28,17 @@ leader's first plan, revisits its share, and picks up each new plan and account 
 leader writes them (looking every ``follow_poll`` of the clock once a plan is due). Each
 node's real time per item in a round (between two plans) is kept in ``node_rounds``; the
 leader's next plan places new videos and new accounts by those measured rates (what is placed
-stays while its node is listed). Partial: the first crawl and the account pipeline run on the
-leader alone rather than split between nodes, and a leader that dies is not replaced (its
-followers go on revisiting under the last plan).
+stays while its node is listed).
+
+**Leadership is a lease** in the shared database (:meth:`VideoStore.take_lease`): the first
+node takes it at start and renews it every third of ``lease_ttl`` of the clock (it wakes for
+that); a follower that finds it expired when it looks for a plan takes it over, continues the
+leader's plans from the database (the next one a ``recompute_period`` after the last, so no
+week is planned twice) and places the dead leader's videos and accounts on the live nodes. A
+leader that finds the lease taken steps down and follows. Partial: the first crawl and the
+account pipeline run on the leader alone rather than split between nodes, a leader that dies
+before its first plan is not replaced, and the lease is not renewed during a crawl or an
+account ranking (``lease_ttl`` must outlast them).
 """
 
 from __future__ import annotations
@@ -61,7 +69,8 @@ from topicrawl.fetch.robots import RobotsCache
 from topicrawl.parse.content import content_hash
 from topicrawl.parse.methods import ParserLibrary, extract
 from topicrawl.revisit.clock import Clock
-from topicrawl.revisit.tiers import DAY, TierPolicy, period_of
+from topicrawl.revisit.estimate import ChangeHistory
+from topicrawl.revisit.tiers import DAY, TierPolicy, period_of, tier_of_period
 from topicrawl.revisit.videoplan import (
     VideoPlan,
     node_weights,
@@ -73,7 +82,10 @@ from topicrawl.storage.accountstore import AccountStore, PostRecord
 from topicrawl.storage.history import FetchRecord, PageHistory
 from topicrawl.storage.videostore import VideoStore, Visit
 
-__all__ = ["SystemReport", "VideoSystem", "VideoSystemSettings"]
+__all__ = ["POLICIES", "SystemReport", "VideoSystem", "VideoSystemSettings"]
+
+POLICIES = ("tiers", "change-rate")
+"""How pages are revisited (:attr:`VideoSystemSettings.policy`)."""
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +115,12 @@ class VideoSystemSettings:
             next plan (None: a hundredth of ``recompute_period``).
         follow_timeout: seconds of the clock a following node waits for the leader's first
             plan and account ranking (None: ``days``).
+        lease_ttl: seconds of the clock the leader's lease lasts unless renewed (None: a
+            twentieth of ``recompute_period``, at least a minute); with several nodes only.
+        policy: when pages are revisited: ``tiers`` (each video's tier period by popularity)
+            or ``change-rate`` (each page's freshness-optimal interval from its estimated
+            change rate and its video's plays, at the tiers' budget, re-planned every tier-1
+            period and shown as the nearest tier).
     """
 
     site: str
@@ -121,6 +139,8 @@ class VideoSystemSettings:
     day_seconds: float = DAY
     follow_poll: float | None = None
     follow_timeout: float | None = None
+    lease_ttl: float | None = None
+    policy: str = "tiers"
 
     def __post_init__(self) -> None:
         if not self.site.startswith(("http://", "https://")):
@@ -135,7 +155,9 @@ class VideoSystemSettings:
             raise ConfigError("concurrency must be 1-256, delay and max_pages >= 0")
         if not self.day_seconds > 0:
             raise ConfigError("day_seconds must be > 0")
-        for name in ("follow_poll", "follow_timeout"):
+        if self.policy not in POLICIES:
+            raise ConfigError(f"policy is one of {', '.join(POLICIES)}, got {self.policy!r}")
+        for name in ("follow_poll", "follow_timeout", "lease_ttl"):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ConfigError(f"{name} must be a positive number, got {value}")
@@ -148,6 +170,11 @@ class VideoSystemSettings:
     def leads(self) -> bool:
         """Whether this process crawls, plans and ranks accounts (the first node, or all)."""
         return self.node is None or self.node == self.nodes[0]
+
+    @property
+    def lease(self) -> float:
+        """How long the leader's lease lasts unless renewed."""
+        return self.lease_ttl or max(self.tiers.recompute_period / 20, 60.0)
 
     @property
     def poll(self) -> float:
@@ -231,6 +258,17 @@ class VideoSystem:
         self._seen_posts: dict[str, set[str]] = {}
         self._host_next: dict[str, float] = {}
         self._round: dict[str, list[float]] = {}  # node -> [items, real seconds] this round
+        # The change-rate policy: what each page's revisits saw, its popularity tier (which
+        # sets the budget) and its planned interval, re-planned every tier-1 period.
+        self._histories: dict[str, ChangeHistory] = {}
+        self._page_tiers: dict[str, int] = {}
+        self._intervals: dict[str, float] = {}
+        self._rates_at = -math.inf
+        # Leadership: a lease in the database when several nodes share it.
+        self._leading = settings.leads
+        self._leased = settings.node is not None and len(settings.nodes) > 1
+        self._renew_at = -math.inf
+        self._gone: set[str] = set()  # leaders whose lease this node took over
 
     async def run(self) -> SystemReport:
         """Crawl, plan, rank accounts, then revisit what is due until ``days`` have passed.
@@ -245,7 +283,12 @@ class VideoSystem:
         report.started_at = start
         span = s.days * s.day_seconds
         patience = start + (s.follow_timeout or span)
-        report.pages_crawled = await self._crawl() if s.leads else 0
+        if self._leased and self._leading:
+            async with VideoStore(s.db) as store:
+                self._leading = await self._hold(store, start)
+            if not self._leading:
+                self._say(f"node {s.node}: another node holds the lease; following")
+        report.pages_crawled = await self._crawl() if self._leading else 0
         async with (
             VideoStore(s.db) as store,
             PageHistory(s.db) as history,
@@ -253,7 +296,7 @@ class VideoSystem:
             AccountStore(s.db) as accounts,
         ):
             assert library is not None
-            if s.leads:
+            if self._leading:
                 self._records = await store.records()
                 report.records = len(self._records)
                 await self._replan(store, self.clock.now())  # after the crawl
@@ -270,7 +313,7 @@ class VideoSystem:
             try:
                 if client is not None:
                     await client.__aenter__()
-                    if s.leads:
+                    if self._leading:
                         await self._rank_accounts(client, accounts, self.clock.now())
                     elif not await self._follow_accounts(
                         client, accounts, self.clock.now(), wait_until=patience
@@ -327,7 +370,8 @@ class VideoSystem:
             await store.add_rounds(self.source, now, rounds)
             self._round = {}
         measured = await store.last_rounds(self.source)
-        weights = node_weights({n: measured.get(n, (0, 0.0)) for n in self.s.nodes})
+        live = [n for n in self.s.nodes if n not in self._gone]
+        weights = node_weights({n: measured.get(n, (0, 0.0)) for n in live})
         self.report.node_weights = weights
         return weights
 
@@ -374,6 +418,44 @@ class VideoSystem:
             for url in urls:
                 last = self._pages[url].last if url in self._pages else now
                 self._pages[url] = _Due(max(now, last + period), tier, node, last)
+                self._page_tiers[url] = tier
+        if self.s.policy == "change-rate":
+            self._plan_rates(now)
+
+    def _plan_rates(self, now: float) -> None:
+        """The change-rate policy's intervals for this node's pages: the freshness-optimal
+        frequencies (:func:`~topicrawl.revisit.refresh.planned_intervals`) for the visits a
+        day the popularity tiers would spend on them, weighted by their video's plays."""
+        from topicrawl.revisit.refresh import (  # noqa: PLC0415 - numpy
+            planned_intervals,
+            planning_rate,
+        )
+
+        s, day = self.s, self.s.day_seconds
+        urls = list(self._pages)
+        self._rates_at = now
+        if not urls:
+            return
+        plays: dict[str, float] = {}
+        for video in videos_from_records(self._records, detail_schema=s.detail_schema):
+            for url in video.pages:
+                plays[url] = float(video.counts.get("plays") or 0.0) + 1.0
+        prior = period_of(2, s.tiers) / day
+        rates = [planning_rate(self._histories.get(u, ChangeHistory()), prior=prior) for u in urls]
+        budget = sum(day / period_of(self._page_tiers.get(u, 3), s.tiers) for u in urls)
+        weights = [plays.get(u, 1.0) for u in urls]
+        found = planned_intervals(rates, weights, budget, s.tiers, day=day)
+        for _ in range(3):  # intervals held at their bounds spend less: give the rest again
+            spent = sum(day / i for i in found)
+            if spent >= 0.99 * budget:
+                break
+            scaled = budget * budget / spent
+            found = planned_intervals(rates, weights, scaled, s.tiers, day=day)
+        for url, interval in zip(urls, found, strict=True):
+            self._intervals[url] = interval
+            due = self._pages[url]
+            tier = tier_of_period(interval, s.tiers)
+            self._pages[url] = _Due(max(now, due.last + interval), tier, due.node, due.last)
 
     async def _follow(
         self, store: VideoStore, now: float, *, wait_until: float | None = None
@@ -402,6 +484,7 @@ class VideoSystem:
             nodes={r["video"]: str(r["node"]) for r in latest},
         )
         self._plan, self._planned_at = plan, planned
+        self._counts_at_plan = {r["video"]: json.loads(r["counts"]) for r in latest}
         self._records = await store.records()
         self.report.records = len(self._records)
         self.report.videos = len(latest)
@@ -426,7 +509,7 @@ class VideoSystem:
         settings = replace(
             s.accounts,
             tiers=s.tiers,
-            nodes=s.nodes,
+            nodes=tuple(n for n in s.nodes if n not in self._gone),
             node_weights=self.report.node_weights or None,
             placed={r["account_id"]: r["node"] for r in stored if r["node"]},
         )
@@ -491,11 +574,39 @@ class VideoSystem:
         self._say(f"node {self.s.node}: following the ranking of {len(kept)} kept accounts")
         return True
 
+    # -- leadership ---------------------------------------------------------------------------
+
+    async def _hold(self, store: VideoStore, now: float) -> bool:
+        """Take or renew the leader's lease; whether this node holds it."""
+        s = self.s
+        assert s.node is not None
+        held = await store.take_lease(self.source, s.nodes.index(s.node), now + s.lease, now=now)
+        self._renew_at = now + s.lease / 3
+        return held
+
+    async def _take_over(self, store: VideoStore, now: float) -> bool:
+        """Lead in place of a leader whose lease expired; whether this node now leads. It
+        continues from the latest plan in the database."""
+        s = self.s
+        current = await store.lease(self.source)
+        if current is None or current[1] > now or not await self._hold(store, now):
+            return False
+        old = s.nodes[current[0]] if 0 <= current[0] < len(s.nodes) else None
+        if old is not None and old != s.node:
+            self._gone.add(old)
+        self._leading = True
+        await self._follow(store, now)
+        self._say(
+            f"node {s.node}: the lease of node {old} expired; leading from the plan made at "
+            f"{self._planned_at}"
+        )
+        return True
+
     # -- revisits -----------------------------------------------------------------------------
 
     async def _revisit_until(self, end: float, io: _Io) -> None:
         s, store, client = self.s, io.store, io.client
-        if s.leads:
+        if self._leading:
             next_plan = self._planned_at + s.tiers.recompute_period
         else:
             next_plan = self.clock.now() + s.poll
@@ -507,19 +618,30 @@ class VideoSystem:
             )
             if soonest > end:
                 break
-            await self.clock.sleep_until(soonest)
+            leasing = self._leased and self._leading
+            await self.clock.sleep_until(min(soonest, self._renew_at) if leasing else soonest)
             now = self.clock.now()
-            if now >= next_plan and s.leads:
+            renew = leasing and (now >= self._renew_at or now >= next_plan)
+            if renew and not await self._hold(store, now):
+                self._leading = False
+                self._say(f"node {s.node}: another node took the lease; following")
+                next_plan = now
+            if now >= next_plan and self._leading:
                 self._records = await store.records()
                 await self._replan(store, now)
                 if client is not None:
                     await self._rank_accounts(client, io.accounts, now)
                 next_plan = now + s.tiers.recompute_period
             elif now >= next_plan:
+                if self._leased and await self._take_over(store, now):
+                    next_plan = self._planned_at + s.tiers.recompute_period
+                    continue  # plan now if the dead leader's next plan is due
                 await self._follow(store, now)
                 if client is not None:
                     await self._follow_accounts(client, io.accounts, now)
                 next_plan = now + s.poll
+            if s.policy == "change-rate" and now - self._rates_at >= s.tiers.periods[0]:
+                self._plan_rates(now)
             pages = [u for u, d in self._pages.items() if d.at <= now]
             people = [a for a, d in self._accounts.items() if d.at <= now]
             visits = await self._visit_all(pages, people, io)
@@ -574,7 +696,10 @@ class VideoSystem:
     def _done(self, item: dict[str, _Due], key: str, now: float) -> tuple[_Due, float]:
         """Move ``key`` to its next due time; the old entry and how late this visit was."""
         due = item[key]
-        item[key] = _Due(now + period_of(due.tier, self.s.tiers), due.tier, due.node, now)
+        period = period_of(due.tier, self.s.tiers)
+        if item is self._pages and self.s.policy == "change-rate":
+            period = self._intervals.get(key, period)
+        item[key] = _Due(now + period, due.tier, due.node, now)
         late = max(0.0, now - due.at)
         self.report.max_lateness = max(self.report.max_lateness, late)
         tier = f"{'page' if item is self._pages else 'account'}.{due.tier}"
@@ -595,16 +720,20 @@ class VideoSystem:
             self.report.failed_visits += 1
             return Visit("page", url, due.tier, due.node, due.at, now, 0, False, 0), None
         self.report.page_visits += 1
+        known = url in self._hashes  # a baseline to tell a change by
         if response.headers.get("ETag"):
             self._etags[url] = response.headers["ETag"]
         if response.status == 304:
             self.report.not_modified += 1
+            self._seen(url, (now - due.last) / self.s.day_seconds, changed=False)
             record = FetchRecord(url, now, 304, False, self._hashes.get(url), etag=etag)
             return Visit("page", url, due.tier, due.node, due.at, now, 304, False, 0), record
         text = response.text or ""
         digest = content_hash(text)
         changed = self._hashes.get(url) not in (None, digest)
         self._hashes[url] = digest
+        if known:
+            self._seen(url, (now - due.last) / self.s.day_seconds, changed=changed)
         fields = await self._extract(url, text, library)
         self.report.changed_pages += changed
         record = FetchRecord(url, now, response.status, changed, digest, etag=self._etags.get(url))
@@ -612,6 +741,10 @@ class VideoSystem:
             "page", url, due.tier, due.node, due.at, now, response.status, changed, fields
         )
         return visit, record
+
+    def _seen(self, url: str, days: float, *, changed: bool) -> None:
+        """Add one interval to ``url``'s change history (for the change-rate policy)."""
+        self._histories[url] = self._histories.get(url, ChangeHistory()).seen(days, changed=changed)
 
     async def _extract(self, url: str, text: str, library: ParserLibrary) -> int:
         """Re-extract a page's record; returns how many of its fields changed."""

@@ -11,14 +11,20 @@ bisection so the rates spend the budget exactly. Pure numpy, no I/O.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
-from topicrawl.revisit.tiers import TierPolicy, tier_of_period
+from topicrawl.revisit.estimate import ChangeHistory
+from topicrawl.revisit.tiers import TierPolicy, period_of, tier_of_period
 
 __all__ = [
     "expected_freshness",
     "optimal_rates",
+    "planned_intervals",
+    "planning_rate",
     "proportional_rates",
     "rounded_tiers",
     "uniform_rates",
@@ -123,3 +129,46 @@ def rounded_tiers(frequencies: Floats, policy: TierPolicy) -> list[int]:
         tier_of_period(1.0 / f if f > 0 else float("inf"), policy)
         for f in np.asarray(frequencies, dtype=float)
     ]
+
+
+def planning_rate(history: ChangeHistory, *, prior: float) -> float:
+    """The change rate a plan uses: the bias-reduced estimator over the mean interval with a
+    prior of one visit, half changed, ``prior`` long (the history's unit), so a page seen
+    unchanged a few times is not taken for one that never changes (as the benchmarked policy,
+    ``revisit.simulate.LearnedOptimal``)."""
+    n = history.visits + 1.0
+    changed = sum(1 for _, c in history.intervals if c) + 0.5
+    span = sum(t for t, _ in history.intervals) + prior
+    return -math.log((n - changed + 0.5) / (n + 0.5)) / (span / n)
+
+
+def planned_intervals(
+    rates: Sequence[float],
+    weights: Sequence[float],
+    budget: float,
+    policy: TierPolicy,
+    *,
+    day: float,
+    round_to_tiers: bool = False,
+    spread: float = 0.03,
+) -> list[float]:
+    """Each page's revisit interval in seconds: the freshness-optimal frequencies for
+    ``budget`` visits a day (rates per day, weights the importance), ``spread`` of the budget
+    given evenly so no page is left unseen for good; an interval is kept between a quarter of
+    the tier-1 period and four tier-3 periods, or rounded to the nearest tier's period.
+    """
+    if not rates:
+        return []
+    floor = spread * budget
+    freq = optimal_rates(np.asarray(rates), np.asarray(weights), budget - floor)
+    freq = freq + floor / len(rates)
+    periods = policy.periods
+    intervals: list[float] = []
+    for interval_days in (1.0 / freq).tolist():
+        seconds = interval_days * day
+        if round_to_tiers:
+            seconds = period_of(tier_of_period(seconds, policy), policy)
+        else:
+            seconds = min(max(seconds, periods[0] / 4), 4 * periods[2])
+        intervals.append(seconds)
+    return intervals

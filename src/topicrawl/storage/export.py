@@ -13,7 +13,9 @@ are written as they are. JSONL is never escaped: use it to get values exactly as
 
 Pages with a record extracted by the parser library (``page_records``) carry it: in JSONL as
 a ``record`` object, in CSV as one ``record.<field>`` column per field any record has (lists
-joined with "; "). The records are handed in by the caller (``records``, by URL).
+joined with "; "), and the method it came from as ``record_method``: ``partial:<method>``
+flags a record stored with only some of its fields. The records and their methods are handed
+in by the caller (``records`` and ``methods``, by URL).
 """
 
 from __future__ import annotations
@@ -160,7 +162,12 @@ Records = Mapping[str, Mapping[str, Any]]
 
 
 async def export_jsonl(
-    storage: Storage, out: TextIO, *, with_text: bool = False, records: Records | None = None
+    storage: Storage,
+    out: TextIO,
+    *,
+    with_text: bool = False,
+    records: Records | None = None,
+    methods: Mapping[str, str] | None = None,
 ) -> int:
     """Write one JSON object per page and line; return how many were written.
 
@@ -175,13 +182,20 @@ async def export_jsonl(
             record["text"] = page.text
         if records is not None:
             record["record"] = records.get(page.url)
+            record["record_method"] = (methods or {}).get(page.url)
         out.write(json.dumps(record, ensure_ascii=False))
         out.write("\n")
         written += 1
     return written
 
 
-async def export_csv(storage: Storage, out: TextIO, *, records: Records | None = None) -> int:
+async def export_csv(
+    storage: Storage,
+    out: TextIO,
+    *,
+    records: Records | None = None,
+    methods: Mapping[str, str] | None = None,
+) -> int:
     """Write a header row and one row per page; return how many pages were written.
 
     Empty cells stand for missing values (``None``); text cells are escaped with
@@ -192,13 +206,16 @@ async def export_csv(storage: Storage, out: TextIO, *, records: Records | None =
     for fields in (records or {}).values():
         names.update(dict.fromkeys(fields))
     columns = tuple(f"record.{name}" for name in names)
-    writer = _csv_writer(out, EXPORT_FIELDS + columns)
+    method = ("record_method",) if records is not None else ()
+    writer = _csv_writer(out, EXPORT_FIELDS + method + columns)
     written = 0
     async for page in storage.iter_pages():
         row = page_record(page)
         # one cell: the media URLs separated by spaces (JSONL has their types and sizes)
         row["media"] = " ".join(item["url"] for item in row["media"])
         found = records.get(page.url) if records is not None else None
+        if method:
+            row["record_method"] = (methods or {}).get(page.url)
         for name, column in zip(names, columns, strict=True):
             value = found.get(name) if found is not None else None
             row[column] = "; ".join(map(str, value)) if isinstance(value, list) else value

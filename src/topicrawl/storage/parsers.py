@@ -108,6 +108,12 @@ class SqlParserStore(AttachedStore):
             str(row["url"]): json.loads(str(row["record"])) for row in await self._rows(statement)
         }
 
+    async def methods(self) -> dict[str, str]:
+        """The method each stored record came from, by URL (``partial:<method>`` for a record
+        stored with only some of its fields)."""
+        statement = select(page_records.c.url, page_records.c.method)
+        return {str(row["url"]): str(row["method"]) for row in await self._rows(statement)}
+
     async def count_records(self, *, partial: bool = False) -> int:
         """How many pages have a validated record (``partial``: a partial one instead)."""
         flagged = page_records.c.method.startswith(PARTIAL)

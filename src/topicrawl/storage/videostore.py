@@ -4,6 +4,11 @@
 unless read-only), like :class:`~topicrawl.storage.accountstore.AccountStore`. It also reads
 the parser library's records with their schema names (``page_records``), which is what the
 system groups into videos.
+
+The leader's lease (which node plans, renewed by it, taken over when it expires) is a reserved
+row of ``node_rounds``: node ``""`` (no node has an empty name), ``at`` 0, ``items`` the
+holder's index in the run's node list and ``seconds`` when the lease expires on the system's
+clock. (A table of its own needs a migration; this row keeps the schema as it is.)
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
+from topicrawl.core.errors import StorageError
 from topicrawl.revisit.tiers import TierPolicy, period_of
 from topicrawl.revisit.videoplan import Video, VideoPlan
 from topicrawl.storage.accountstore import upsert_rows
@@ -27,7 +34,10 @@ from topicrawl.storage.schema import (
     videos,
 )
 
-__all__ = ["VideoStore", "Visit"]
+__all__ = ["LEASE_NODE", "VideoStore", "Visit"]
+
+LEASE_NODE = ""
+"""The ``node_rounds.node`` of the leader's lease row."""
 
 _CHUNK = 400
 
@@ -182,9 +192,55 @@ class VideoStore(SideStore):
     async def last_rounds(self, source: str) -> dict[str, tuple[int, float]]:
         """Each node's latest measured round (nodes of every process on this database)."""
         rows = await self._fetch(
-            select(node_rounds).where(node_rounds.c.source == source).order_by(node_rounds.c.at)
+            select(node_rounds)
+            .where(node_rounds.c.source == source, node_rounds.c.node != LEASE_NODE)
+            .order_by(node_rounds.c.at)
         )
         return {row.node: (int(row.items), float(row.seconds)) for row in rows}
+
+    async def lease(self, source: str) -> tuple[int, float] | None:
+        """The leader's lease of ``source``: the holder's node index and when it expires."""
+        rows = await self._fetch(select(node_rounds.c["items"], node_rounds.c.seconds).where(
+            self._lease_row(source)
+        ))  # fmt: skip
+        return (int(rows[0][0]), float(rows[0][1])) if rows else None
+
+    async def take_lease(self, source: str, holder: int, until: float, *, now: float) -> bool:
+        """Hold (or renew) the leader's lease of ``source`` until ``until`` if nobody else
+        holds it at ``now``; whether this holder has it. Atomic: of nodes racing for an
+        expired lease, one wins (compare and set on the row as read)."""
+        current = await self.lease(source)
+        if current is None:
+            row = {"source": source, "node": LEASE_NODE, "at": 0.0, "items": holder,
+                   "seconds": until}  # fmt: skip
+            try:
+                async with self._write() as connection:
+                    await connection.execute(insert(node_rounds), [row])
+            except StorageError as exc:
+                if isinstance(exc.__cause__, IntegrityError):
+                    return False  # another node inserted it first
+                raise
+            return True
+        was, expires = current
+        if was != holder and expires > now:
+            return False
+        async with self._write() as connection:
+            result = await connection.execute(
+                update(node_rounds)
+                .where(
+                    self._lease_row(source),
+                    node_rounds.c["items"] == was,
+                    node_rounds.c.seconds == expires,
+                )
+                .values(items=holder, seconds=until)
+            )
+        return bool(result.rowcount == 1)
+
+    @staticmethod
+    def _lease_row(source: str) -> Any:
+        return and_(
+            node_rounds.c.source == source, node_rounds.c.node == LEASE_NODE, node_rounds.c.at == 0
+        )
 
     async def placed(self, source: str) -> Mapping[str, str]:
         """Each stored video's node."""

@@ -43,6 +43,7 @@ from topicrawl.storage.schema import (
     video_tiers,
     videos,
 )
+from topicrawl.storage.videostore import LEASE_NODE
 
 __all__ = [
     "MAX_NAMES",
@@ -704,7 +705,9 @@ async def node_rounds_data(
     """
     listing = Listing("at", page=page, per=per)
     listing.check(("at",))
-    where = [] if source is None else [node_rounds.c.source == source]
+    where = [node_rounds.c.node != LEASE_NODE]  # the leader's lease is no round
+    if source is not None:
+        where.append(node_rounds.c.source == source)
     async with engine.connect() as connection:
         total = await _count(connection, select(node_rounds.c.node).where(*where))
         rows = (

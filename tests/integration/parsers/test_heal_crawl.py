@@ -16,6 +16,7 @@ from topicrawl.cli.app import app
 from topicrawl.core.config import CrawlSettings
 from topicrawl.demoweb.video import VersionSchedule, VideoServer, build_video_site
 from topicrawl.engine import run_crawl
+from topicrawl.parse.methods import METHODS
 from topicrawl.storage.parsers import SqlParserStore
 
 SCHEMAS = Path(__file__).parents[3] / "benchmarks" / "parsers" / "video.toml"
@@ -108,8 +109,10 @@ async def test_a_crawl_heals_across_a_structural_change(
     )
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
-    with_record = [line for line in lines if line["record"]]
-    assert len(with_record) == len(records)
+    whole = [line for line in lines if line["record"] and line["record_method"] in METHODS]
+    assert len(whole) == len(records)
+    partial = [line for line in lines if (line["record_method"] or "").startswith("partial:")]
+    assert all(line["record"] for line in partial)  # exported too, flagged by their method
     csv_out = tmp_path / "pages.csv"
     result = await asyncio.to_thread(
         runner.invoke, app, ["export", "--db", str(db), "--format", "csv", "--output", str(csv_out)]

@@ -1,9 +1,11 @@
 """Seed 004's system on two nodes sharing one database: the first node leads (crawls, plans,
 ranks accounts), the second follows its plans and revisits only its own share.
 
-Both nodes run at once against the demo video site and microblog, on the real clock with a
-"day" of a quarter second, so the follower has to wait for the leader's first plan and account
-ranking and pick up its weekly re-plans as they are written.
+Both nodes run at once against the demo video site and microblog, so the follower has to wait
+for the leader's first plan and account ranking and pick up its weekly re-plans as they are
+written. By default on a lockstep clock (simulated time that moves only when both nodes wait
+on it: the same interleaving as real time with no real waits); on the real clock with a "day"
+of a quarter second in the slow run.
 """
 
 from __future__ import annotations
@@ -12,38 +14,60 @@ import asyncio
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from topicrawl.demoweb.seed004 import Seed004Demo
 from topicrawl.engine.accounts import AccountPipelineSettings
-from topicrawl.engine.videosystem import VideoSystem, VideoSystemSettings
-from topicrawl.revisit.clock import SystemClock
-from topicrawl.revisit.tiers import TierPolicy
+from topicrawl.engine.videosystem import SystemReport, VideoSystem, VideoSystemSettings
+from topicrawl.revisit.clock import Clock, LockstepClock, SystemClock
+from topicrawl.revisit.tiers import DAY, TierPolicy
+from topicrawl.sources.lda import LdaSettings
 from topicrawl.storage.accountstore import AccountStore
 from topicrawl.storage.videostore import VideoStore
 
-DAY_SECONDS = 0.25
-DAYS = 40.0  # of revisits after the first plan and ranking: 5 more weekly plans
+START = 1_800_000_000.0
 
 
-async def test_a_follower_node_revisits_its_share_of_the_leaders_plans(tmp_path: Path) -> None:
-    clock = SystemClock()
+@pytest.mark.parametrize(
+    ("clock_kind", "day_seconds", "days"),
+    [
+        ("lockstep", DAY, 8.0),  # one more weekly plan after the first
+        pytest.param("real", 0.25, 40.0, marks=pytest.mark.slow),  # five more, 10 s of revisits
+    ],
+)
+async def test_a_follower_node_revisits_its_share_of_the_leaders_plans(
+    tmp_path: Path, clock_kind: str, day_seconds: float, days: float
+) -> None:
+    lockstep = LockstepClock(START, parties=2) if clock_kind == "lockstep" else None
+    clock: Clock = lockstep or SystemClock()
     db = str(tmp_path / "video.db")
-    with Seed004Demo(clock, titles=8, fans=12, others=24, day_seconds=DAY_SECONDS) as demo:
+    with Seed004Demo(clock, titles=8, fans=8, others=16, day_seconds=day_seconds) as demo:
         common = {
             "site": demo.site_url,
             "db": db,
             "parsers": str(demo.write_schemas(tmp_path / "schemas.toml")),
             "api": demo.api_url,
-            "days": DAYS,
-            "tiers": TierPolicy.in_days(day_seconds=DAY_SECONDS),
-            "accounts": AccountPipelineSettings(max_hops=1, max_per_hop=40),
+            "days": days,
+            "tiers": TierPolicy.in_days(day_seconds=day_seconds),
+            "accounts": AccountPipelineSettings(
+                max_hops=1, max_per_hop=40, max_posts=40, lda=LdaSettings(max_iter=10)
+            ),
             "nodes": ("a", "b"),
-            "day_seconds": DAY_SECONDS,
-            "follow_poll": 0.05,
-            "follow_timeout": 600.0,  # the leader's first crawl and ranking, however loaded
+            "day_seconds": day_seconds,
+            "follow_poll": day_seconds / 5,
+            "follow_timeout": None if lockstep else 600.0,  # the leader's first crawl and ranking
         }
         leader = VideoSystem(VideoSystemSettings(**common, node="a"), clock=clock)
         follower = VideoSystem(VideoSystemSettings(**common, node="b"), clock=clock)
-        lead, follow = await asyncio.gather(leader.run(), follower.run())
+
+        async def run(system: VideoSystem) -> SystemReport:
+            try:
+                return await system.run()
+            finally:
+                if lockstep is not None:
+                    lockstep.leave()
+
+        lead, follow = await asyncio.gather(run(leader), run(follower))
 
     # Only the leader crawled and ran the account pipeline (one run a plan).
     assert lead.pages_crawled > 0

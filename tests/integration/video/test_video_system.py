@@ -177,7 +177,7 @@ def test_video_run_and_show_from_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
     runner = CliRunner()
     args = ["video", "run", "--demo", "--clock", "simulated", "--days", "7", "--titles", "4"]
-    args += ["--db", db, "--max-hops", "1", "--max-per-hop", "20", "--nodes", "a,b"]
+    args += ["--db", db, "--max-hops", "0", "--max-per-hop", "20", "--nodes", "a,b"]
     args += ["--node", "a"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

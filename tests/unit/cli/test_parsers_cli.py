@@ -18,12 +18,14 @@ from topicrawl.core.errors import ConfigError
 from topicrawl.core.models import Page
 from topicrawl.engine.parsers import open_parser_library
 from topicrawl.parse.methods import ParserLibrary, config_from_mapping, extract
+from topicrawl.parse.methods.library import StoredRecord
 from topicrawl.storage import SqlStorage
 from topicrawl.storage.parsers import SqlParserStore
 
 from ..parse.methods.pages import SCHEMA_TOML, page
 
 CONFIG = config_from_mapping(tomllib.loads(SCHEMA_TOML))
+HALF = "https://filmsite.com/film/9.html"  # a page with a partial record only
 
 
 async def _crawl_db(db: Path) -> None:
@@ -31,7 +33,7 @@ async def _crawl_db(db: Path) -> None:
     await storage.open()
     run = await storage.start_run(name="t", config="{}")
     urls = [f"https://filmsite.com/film/{n}.html" for n in range(4)]
-    for url in [*urls, "https://other.org/"]:
+    for url in [*urls, "https://other.org/", HALF]:
         await storage.save_page(
             Page(
                 url=url,
@@ -53,6 +55,12 @@ async def _crawl_db(db: Path) -> None:
             template = "v1" if n < 2 else "cosmetic"
             library.learn(extract(page(template), url, CONFIG.schemas[0], hint), url)
         await library.sync()
+        partial = StoredRecord(
+            url=HALF, pattern="filmsite.com/film/{n}.html", schema=CONFIG.schemas[0].name,
+            method="partial:rules", record={"title": "Half a film"}, extracted_at=time.time(),
+            missing=("plays",),
+        )  # fmt: skip
+        await store.save([], [], [partial])
 
 
 def test_show_lists_patterns_and_changes(tmp_path: Path) -> None:
@@ -83,6 +91,12 @@ def test_exports_carry_records(tmp_path: Path) -> None:
     by_url = {line["url"]: line["record"] for line in lines}
     assert by_url["https://other.org/"] is None
     assert by_url["https://filmsite.com/film/3.html"]["plays"] == 1_200_000
+    # A partial record is exported too, flagged by its method.
+    method = {line["url"]: line["record_method"] for line in lines}
+    assert by_url[HALF] == {"title": "Half a film"}
+    assert method[HALF] == "partial:rules"
+    assert not method["https://filmsite.com/film/3.html"].startswith("partial:")
+    assert method["https://other.org/"] is None
     out = runner.invoke(app, ["export", "--db", str(db), "--format", "csv"])
     text = "\n".join(x for x in out.output.splitlines() if not x.startswith("exported"))
     rows = list(csv.DictReader(io.StringIO(text)))
@@ -91,6 +105,9 @@ def test_exports_carry_records(tmp_path: Path) -> None:
     assert film["record.actors"] == "Rui Costa; Mei Chen; John Hart"
     assert film["title"] == "'=cmd"  # still escaped against formulas
     assert next(r for r in rows if r["url"] == "https://other.org/")["record.plays"] == ""
+    half = next(r for r in rows if r["url"] == HALF)
+    assert (half["record.title"], half["record.plays"]) == ("Half a film", "")
+    assert half["record_method"] == "partial:rules"
 
 
 def test_show_on_a_missing_database_is_a_clear_error(tmp_path: Path) -> None:

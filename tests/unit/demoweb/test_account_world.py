@@ -6,6 +6,8 @@ import pytest
 
 from topicrawl.core.errors import ConfigError
 from topicrawl.demoweb.accounts import AccountWorld
+from topicrawl.demoweb.seed004 import demo_names, demo_popularity
+from topicrawl.demoweb.video import build_video_site
 from topicrawl.sources.accounts import MatchStep, match_name
 from topicrawl.sources.accountsapi import Account
 
@@ -88,3 +90,33 @@ def test_bad_arguments() -> None:
         AccountWorld.generate([" ", "x"])
     with pytest.raises(ConfigError):
         AccountWorld.generate(NAMES, fans=-1)
+
+
+def test_popularity_lifts_an_entitys_own_accounts_and_nothing_else() -> None:
+    names = ["Alma Reyes", "Bo Lindqvist", "Cai Wen", "Dora Quinn", "Eli Moreau"]
+    plain = AccountWorld.generate(names, seed=3, fans=6, others=6)
+    plays = {"Alma Reyes": 4e6, "Bo Lindqvist": 1e6, "Cai Wen": 1e6, "Dora Quinn": 1e6,
+             "Eli Moreau": 1e4}  # fmt: skip
+    lifted = AccountWorld.generate(names, seed=3, fans=6, others=6, popularity=plays)
+    factor = {"Alma Reyes": 2.0, "Eli Moreau": 0.3}  # sqrt(4), sqrt(0.01) held at 0.3
+    assert set(plain.accounts) == set(lifted.accounts)
+    for account_id, before in plain.accounts.items():
+        after = lifted.accounts[account_id]
+        own = before.kind in {"exact", "affix", "near"}
+        lift = factor.get(before.entity or "", 1.0) if own else 1.0
+        assert after.influence == pytest.approx(lift * before.influence)
+        assert after.activity == pytest.approx(lift * before.activity)
+    assert any(a.entity == "Alma Reyes" and a.kind == "exact" for a in plain.accounts.values())
+
+
+def test_seed004_accounts_follow_the_sites_popularity() -> None:
+    site = build_video_site(seed=0, titles=20, hard=False)
+    plays = demo_popularity(site)
+    world = AccountWorld.generate(demo_names(site), seed=7, fans=0, others=0, popularity=plays)
+    exact = [a for a in world.accounts.values() if a.kind == "exact" and a.entity in plays]
+    ranks = {a.id: i for i, a in enumerate(sorted(exact, key=lambda a: plays[a.entity or ""]))}
+    by_influence = sorted(exact, key=lambda a: a.influence)
+    rho = 1 - 6 * sum((ranks[a.id] - i) ** 2 for i, a in enumerate(by_influence)) / (
+        len(exact) * (len(exact) ** 2 - 1)
+    )
+    assert rho > 0.3  # Spearman: popularity and true influence go together

@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 
 from topicrawl.revisit import DAY, TierPolicy
+from topicrawl.revisit.estimate import ChangeHistory
 from topicrawl.revisit.popularity import popularity_index
 from topicrawl.revisit.refresh import (
     expected_freshness,
     optimal_rates,
+    planned_intervals,
+    planning_rate,
     proportional_rates,
     rounded_tiers,
     uniform_rates,
@@ -79,3 +82,26 @@ def test_popularity_index_grows_with_counts_and_growth() -> None:
     assert rising == pytest.approx(math.log(100.0) + 0.5 * math.log(26.0))
     with pytest.raises(ValueError, match="plays"):
         popularity_index({"plays": -1.0})
+
+
+def test_planning_rate_with_no_visit_is_the_priors() -> None:
+    # one visit, half changed, 3 days long: -ln((1 - 0.5 + 0.5) / 1.5) / 3
+    assert planning_rate(ChangeHistory(), prior=3.0) == pytest.approx(math.log(1.5) / 3)
+    seen = ChangeHistory().seen(1.0, changed=True).seen(1.0, changed=True)
+    quiet = ChangeHistory().seen(1.0, changed=False).seen(1.0, changed=False)
+    assert planning_rate(seen, prior=3.0) > planning_rate(ChangeHistory(), prior=3.0)
+    assert 0 < planning_rate(quiet, prior=3.0) < planning_rate(ChangeHistory(), prior=3.0)
+
+
+def test_planned_intervals_spend_the_budget_and_favour_weight() -> None:
+    policy = TierPolicy()
+    rates, weights = [0.3, 0.3, 0.3, 0.3], [4.0, 5.0, 6.0, 8.0]
+    seconds = planned_intervals(rates, weights, 1.0, policy, day=DAY)
+    assert sum(DAY / s for s in seconds) == pytest.approx(1.0, rel=1e-6)
+    assert seconds == sorted(seconds, reverse=True)  # more weight, shorter interval
+    rounded = planned_intervals(rates, weights, 1.0, policy, day=DAY, round_to_tiers=True)
+    assert set(rounded) <= set(policy.periods)
+    assert planned_intervals([], [], 1.0, policy, day=DAY) == []
+    # bounds: never under a quarter of tier 1, never over four tier-3 periods
+    extreme = planned_intervals([5.0, 1e-6], [1e6, 1e-6], 40.0, policy, day=DAY)
+    assert policy.periods[0] / 4 <= min(extreme) <= max(extreme) <= 4 * policy.periods[2]
