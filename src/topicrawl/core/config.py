@@ -207,7 +207,11 @@ class PolitenessSettings(_Section):
         600.0,
         gt=0,
         le=WEEK,
-        description="Seconds a host stays disallowed after robots.txt gave a 5xx.",
+        description=(
+            "Seconds a host stays disallowed after robots.txt gave a 429 or 5xx; a robots.txt"
+            " that got no answer (timeout, network error) is asked again after 15 s, then 30,"
+            " 60, ... up to this."
+        ),
     )
     hold_patience: float = Field(
         60.0,
