@@ -191,7 +191,7 @@ def _argv(args: argparse.Namespace, seeds: Path) -> tuple[list[str], dict[str, s
         db = args.out / "topicrawl.db"
         env["PYTHONPATH"] = str(args.src)
         env["TOPICRAWL_FETCH__CONNECTIONS"] = str(max(100, args.concurrency))
-        if args.frontier_keys:
+        if args.frontier_keys is not None:
             env["TOPICRAWL_FRONTIER__MEMORY_KEYS_PER_HOST"] = str(args.frontier_keys)
         argv = [
             *nice,
@@ -413,7 +413,10 @@ def main() -> int:
     run.add_argument("--max-seconds", type=float, default=0.0)
     run.add_argument("--nice", type=int, default=10)
     run.add_argument(
-        "--frontier-keys", type=int, default=0, help="frontier.memory_keys_per_host (0: all)"
+        "--frontier-keys",
+        type=int,
+        default=None,
+        help="frontier.memory_keys_per_host (0: all; default: the crawler's own)",
     )
     run.add_argument(
         "--log-level", default="info", help="the crawl's log level (info: events are counted)"
