@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+from tests.pages import fetched_page
 from topicrawl.core.models import Page
 from topicrawl.storage import SqlStorage
 from topicrawl.storage.wal import WalBound
@@ -16,18 +17,8 @@ WORDS = [f"word{i}" for i in range(2_000)]
 
 
 def page(n: int, rng: random.Random) -> Page:
-    url = f"https://h{n % 7}.test/p/{n}.html"
     text = " ".join(rng.choices(WORDS, k=1_500))  # ~15 KB, as a scale-web page
-    return Page(
-        url=url,
-        final_url=url,
-        status=200,
-        depth=1,
-        fetched_at=1.0,
-        content_type="text/html",
-        title=f"page {n}",
-        text=text,
-    )
+    return fetched_page(f"https://h{n % 7}.test/p/{n}.html", text, title=f"page {n}")
 
 
 class Readers(threading.Thread):
