@@ -208,9 +208,9 @@ class PolitenessSettings(_Section):
         gt=0,
         le=WEEK,
         description=(
-            "Seconds a host stays disallowed after robots.txt gave a 429 or 5xx; a robots.txt"
-            " that got no answer (timeout, network error) is asked again after 15 s, then 30,"
-            " 60, ... up to this."
+            "Seconds a host stays disallowed after robots.txt gave a 429 or 5xx or a network"
+            " error; a robots.txt that timed out is asked again after 15 s, then 30, 60, ..."
+            " up to this."
         ),
     )
     hold_patience: float = Field(

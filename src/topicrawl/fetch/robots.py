@@ -33,7 +33,7 @@ ROBOTS_IN_FLIGHT = 32
 """robots.txt requests in flight at once (session mode), whatever the number of new hosts."""
 
 FIRST_RETRY = 15.0
-"""Seconds a host waits after its first robots.txt fetch got no answer; doubled each time."""
+"""Seconds a host waits after its robots.txt first timed out; doubled at each timeout."""
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _PRODUCT = re.compile(r"([A-Za-z0-9_\-]+)/")
@@ -71,7 +71,7 @@ class _HostRules:
     unreachable: bool  # robots.txt gave 5xx or no answer: everything is disallowed for now
     expires_at: float
     problem: str = ""  # why it is unreachable, in words
-    silent: int = 0  # fetches in a row that got no answer at all (timeout, network error)
+    silent: int = 0  # fetches in a row that timed out
 
 
 def robots_agent(user_agent: str) -> str:
@@ -91,14 +91,15 @@ class RobotsCache:
     """robots.txt rules per host: fetched on first need, shared by concurrent callers, cached.
 
     Status handling follows Google: 2xx is parsed; 4xx (404 included) means no rules, so all
-    is allowed; 429 or 5xx disallows the whole host for ``error_ttl`` seconds, after which
-    robots.txt is fetched again. A timeout or a network error (no answer at all) disallows it
-    for ``first_retry`` seconds, doubled at each failure in a row up to ``error_ttl``: when a
-    crawl starts on a thousand hosts at once, a timeout says more about our own load than
-    about the host, which gets a fair chance again soon; a host that never answers ends up
-    asked every ``error_ttl``. Redirects are followed up to 5 hops (more counts as 404); the
-    file is read up to 500 KiB and the rest ignored. Good answers are kept for ``ttl``
-    seconds. At most ``max_hosts`` hosts are cached (least recently used go first).
+    is allowed; 429, 5xx or a network error (refused, reset, no such host: a definite answer)
+    disallows the whole host for ``error_ttl`` seconds, after which robots.txt is fetched
+    again. A timeout disallows it for ``first_retry`` seconds, doubled at each timeout in a
+    row up to ``error_ttl``: when a crawl starts on a thousand hosts at once, a timeout says
+    more about our own load than about the host, which gets a fair chance again soon; a host
+    that never answers ends up asked every ``error_ttl``. Redirects are followed up to 5 hops
+    (more counts as 404); the file is read up to 500 KiB and the rest ignored. Good answers
+    are kept for ``ttl`` seconds. At most ``max_hosts`` hosts are cached (least recently used
+    go first).
 
     At most ``max_in_flight`` robots.txt requests run at once; a request's timeout counts
     from when it starts, not while it waits for its turn.
@@ -111,7 +112,7 @@ class RobotsCache:
         fetch_text: instead of a session, a function that fetches a robots.txt URL.
         user_agent: the crawler's User-Agent; its product token selects the robots group.
         error_ttl: seconds a host stays disallowed after its robots.txt failed (429, 5xx),
-            and the longest wait after fetches that got no answer.
+            or a network error, and the longest wait after robots.txt timeouts.
         max_crawl_delay: cap on the Crawl-delay a site may ask for.
         clock: monotonic seconds, injectable for tests.
         ttl: seconds a fetched robots.txt stays valid.
@@ -119,7 +120,7 @@ class RobotsCache:
         timeout: seconds for one robots.txt fetch (session mode).
         proxies: proxies to fetch robots.txt through (session mode), if the crawl uses them.
         max_in_flight: robots.txt fetches running at once (further hosts wait their turn).
-        first_retry: seconds before a robots.txt that got no answer is asked again.
+        first_retry: seconds before a robots.txt that timed out is asked again.
 
     Raises:
         ValueError: neither or both of ``session`` and ``fetch_text`` were given.
@@ -262,9 +263,11 @@ class RobotsCache:
             answer = await self._fetch(robots_url)
         except (TimeoutError, OSError, aiohttp.ClientError, FetchError) as exc:
             problem = f"robots.txt could not be fetched: {_error_words(exc)}"
-            before = self._rules.get(host)
-            silent = (before.silent if before is not None else 0) + 1
-            wait = min(self._error_ttl, self._first_retry * 2.0 ** (silent - 1))
+            silent, wait = 0, self._error_ttl
+            if isinstance(exc, TimeoutError):  # aiohttp's timeouts are TimeoutErrors too
+                before = self._rules.get(host)
+                silent = (before.silent if before is not None else 0) + 1
+                wait = min(self._error_ttl, self._first_retry * 2.0 ** (silent - 1))
             logger.info("%s: %s; host disallowed for %.0fs", host, problem, wait)
             return _HostRules(
                 None,

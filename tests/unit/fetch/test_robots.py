@@ -111,8 +111,12 @@ async def test_403_allows_everything_too() -> None:
     assert await robots.allowed("http://a.test/anything")
 
 
-@pytest.mark.parametrize("failure", [RobotsFile(500, ""), RobotsFile(503, ""), RobotsFile(429, "")])
-async def test_server_errors_disallow_until_the_ttl_then_refetch(failure: RobotsFile) -> None:
+@pytest.mark.parametrize(
+    "failure", [RobotsFile(500, ""), RobotsFile(503, ""), RobotsFile(429, ""), OSError()]
+)
+async def test_server_errors_disallow_until_the_ttl_then_refetch(
+    failure: RobotsFile | BaseException,
+) -> None:
     clock = Clock()
     source = FakeRobots(failure, RobotsFile(200, "User-agent: *\nDisallow: /x\n"))
     robots = cache(source, clock, error_ttl=600.0)
@@ -128,8 +132,8 @@ async def test_server_errors_disallow_until_the_ttl_then_refetch(failure: Robots
     assert len(source.fetched) == 2
 
 
-@pytest.mark.parametrize("silence", [TimeoutError(), OSError()])
-async def test_no_answer_is_asked_again_soon_then_less_and_less_often(
+@pytest.mark.parametrize("silence", [TimeoutError(), aiohttp.ServerTimeoutError()])
+async def test_a_timeout_is_asked_again_soon_then_less_and_less_often(
     silence: BaseException,
 ) -> None:
     # A crawl starting on 1,000 hosts at once timed out on hundreds of robots.txt under its
