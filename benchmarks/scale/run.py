@@ -142,7 +142,11 @@ class TopicrawlProgress:
 
     def details(self) -> dict[str, Any]:
         conn = self._connect()
-        out: dict[str, Any] = {"db_mb": round(_disk(self.db) / MB, 1)}
+        wal = self.db.with_name(self.db.name + "-wal")
+        out: dict[str, Any] = {
+            "db_mb": round(_disk(self.db) / MB, 1),
+            "wal_mb": round(wal.stat().st_size / MB, 1) if wal.exists() else 0.0,
+        }
         if conn is None:
             return out
         try:
@@ -185,9 +189,9 @@ def _argv(args: argparse.Namespace, seeds: Path) -> tuple[list[str], dict[str, s
     nice = ["nice", "-n", str(args.nice)]
     if args.crawler == "topicrawl":
         db = args.out / "topicrawl.db"
-        env["PYTHONPATH"] = str(REPO / "src")
+        env["PYTHONPATH"] = str(args.src)
         env["TOPICRAWL_FETCH__CONNECTIONS"] = str(max(100, args.concurrency))
-        if args.frontier_keys:
+        if args.frontier_keys is not None:
             env["TOPICRAWL_FRONTIER__MEMORY_KEYS_PER_HOST"] = str(args.frontier_keys)
         argv = [
             *nice,
@@ -208,6 +212,8 @@ def _argv(args: argparse.Namespace, seeds: Path) -> tuple[list[str], dict[str, s
             "--db",
             str(db),
             "--quiet",
+            "--log-level",
+            args.log_level,
         ]
         return argv, env, TopicrawlProgress(db)
     progress = args.out / f"{args.crawler}-progress.txt"
@@ -233,6 +239,36 @@ def _argv(args: argparse.Namespace, seeds: Path) -> tuple[list[str], dict[str, s
         shutil.rmtree(jobdir, ignore_errors=True)
         argv += ["-s", f"JOBDIR={jobdir}"]
     return argv, env, ScrapyProgress(progress, jobdir)
+
+
+# What the crawl's log says happened (``--log-level info``), counted over a session's log.
+LOG_EVENTS = {
+    "robots_no_answer": "robots.txt could not be fetched",
+    "robots_5xx": "robots.txt of ",
+    "expired_lease_sweeps": "expired leases went back",
+    "parse_worker_exits": "a parse worker exited",
+    "parse_timeouts": "parsing ",
+    "wal_truncated": "WAL checkpointed and truncated",
+    "wal_put_off": "WAL checkpoint put off",
+}
+
+
+def _log_counts(log: Path, start: int) -> dict[str, int]:
+    """How many lines of each event in ``LOG_EVENTS`` the log has from byte ``start`` on."""
+    counts = dict.fromkeys(LOG_EVENTS, 0)
+    expired = 0
+    with contextlib.suppress(OSError), log.open("rb") as f:
+        f.seek(start)
+        for raw in f:
+            line = raw.decode("utf-8", "replace")
+            for name, needle in LOG_EVENTS.items():
+                if needle in line and (name != "parse_timeouts" or "took" in line):
+                    counts[name] += 1
+            if "expired leases went back" in line:
+                with contextlib.suppress(ValueError, IndexError):
+                    expired += int(line.split(" expired leases")[0].split()[-1])
+    counts["expired_leases"] = expired
+    return counts
 
 
 def _previous(rows_path: Path) -> list[dict[str, Any]]:
@@ -275,7 +311,9 @@ def _run(
     argv, env, progress = _argv(args, seeds)
     session = 1 + max((r.get("session", 0) for r in rows), default=0)
     offset_s = rows[-1]["seconds"] if rows else 0.0
-    log = (args.out / f"{args.crawler}-stderr.txt").open("ab")
+    log_path = args.out / f"{args.crawler}-stderr.txt"
+    log_start = log_path.stat().st_size if log_path.exists() else 0
+    log = log_path.open("ab")
     start = time.monotonic()
     proc = subprocess.Popen(argv, env=env, cwd=REPO, stdout=log, stderr=log)
     tree = Tree(proc.pid)
@@ -322,6 +360,7 @@ def _run(
             "load": [round(x, 2) for x in os.getloadavg()],
             "at": time.strftime("%Y-%m-%d %H:%M:%S"),
             **progress.details(),
+            **(_log_counts(log_path, log_start) if args.crawler == "topicrawl" else {}),
         }
         rows.append(row)
         with rows_path.open("a") as out:
@@ -374,7 +413,13 @@ def main() -> int:
     run.add_argument("--max-seconds", type=float, default=0.0)
     run.add_argument("--nice", type=int, default=10)
     run.add_argument(
-        "--frontier-keys", type=int, default=0, help="frontier.memory_keys_per_host (0: all)"
+        "--frontier-keys",
+        type=int,
+        default=None,
+        help="frontier.memory_keys_per_host (0: all; default: the crawler's own)",
+    )
+    run.add_argument(
+        "--log-level", default="info", help="the crawl's log level (info: events are counted)"
     )
     run.add_argument("--seed", type=int, default=1)
     run.add_argument("--hosts", type=int, default=1000)
@@ -385,6 +430,12 @@ def main() -> int:
         "--external-web", default="", help="PIDs of a scale web already serving (comma list)"
     )
     run.add_argument("--out", type=Path, default=OUT)
+    run.add_argument(
+        "--src",
+        type=Path,
+        default=REPO / "src",
+        help="the topicrawl source tree to crawl with (another checkout's, for before/after)",
+    )
     rep = sub.add_parser("report")
     rep.add_argument("--out", type=Path, default=OUT)
     rep.add_argument("--table-every", type=int, default=100_000)

@@ -207,7 +207,11 @@ class PolitenessSettings(_Section):
         600.0,
         gt=0,
         le=WEEK,
-        description="Seconds a host stays disallowed after robots.txt gave a 5xx.",
+        description=(
+            "Seconds a host stays disallowed after robots.txt gave a 429 or 5xx or a network"
+            " error; a robots.txt that timed out is asked again after 15 s, then 30, 60, ..."
+            " up to this."
+        ),
     )
     hold_patience: float = Field(
         60.0,
@@ -262,13 +266,14 @@ class FrontierSettings(_Section):
     )
     bloom_error_rate: float = Field(1e-7, ge=1e-12, lt=1, description="Bloom false-positive rate.")
     memory_keys_per_host: int = Field(
-        0,
+        512,
         ge=0,
         le=10_000_000,
         description=(
             "SQLite frontier: most queued URLs of one host kept in memory (their ordering"
             " keys, ~64 bytes each); the rest wait in the table and are read back best first."
-            " 0 keeps all (memory grows with the URLs queued); otherwise at least 2."
+            " 0 keeps all (memory grows with the URLs queued, and pushes skip the index"
+            " read-backs need); otherwise at least 2."
         ),
     )
 

@@ -13,10 +13,15 @@ Two limits keep this safe:
 
 - a byte budget on the bodies queued to the workers (``max_pending_bytes``): when the
   workers fall behind, callers wait instead of piling pages up in pipe buffers;
-- a time limit per page (``timeout``), counted from when the worker starts that page, not
-  from when it was queued. Hostile markup can make the HTML parser quadratic; such a page's
-  worker is killed, the page fails as a parse error, and the worker's other pages are parsed
-  again by a fresh worker, so nothing else is lost.
+- a time limit per page (``timeout``) in CPU seconds, measured by the worker itself (a
+  ``SIGPROF`` interval timer, POSIX): hostile markup can make the HTML parser quadratic;
+  such a page's worker ends, the page fails as a parse error, and the worker's other pages
+  are parsed again by a fresh worker, so nothing else is lost. CPU time, not wall time: on a
+  loaded machine (load 17 on 2 cores) a page may wait 30 s for the CPU while using a few
+  milliseconds of it, and a wall-clock limit then killed and restarted the workers in a loop.
+  Wall time still bounds a page, at ``timeout`` x :data:`WALL_FACTOR` counted from when the
+  worker starts that page (not from when it was queued), in case a worker hangs without
+  using the CPU; where the worker cannot time itself, wall time at ``timeout`` is the limit.
 
 Head-of-line blocking: a worker answers in order, and a page of megabytes (an index with
 thousands of links) keeps it busy for a tenth of a second, while the small pages queued
@@ -53,6 +58,7 @@ import itertools
 import logging
 import os
 import pickle
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -63,9 +69,11 @@ from topicrawl.core.protocols import TextAnalyzer
 from topicrawl.parse.methods.extract import Hint
 from topicrawl.parse.methods.library import ParserLibrary
 from topicrawl.parse.worker import (
+    CPU_LIMITED,
     EntityAnalyzer,
     ParsedDocument,
     analyzer_frame,
+    budget_frame,
     entities_frame,
     parse_body,
     parsers_frame,
@@ -77,7 +85,13 @@ __all__ = ["PageParser", "ParsedDocument", "default_parse_workers", "parse_body"
 
 log = logging.getLogger(__name__)
 
+_SIGPROF = int(getattr(signal, "SIGPROF", 0)) or -1  # -1: no such signal, no such exit code
+
 _HEADER_SIZE = 4
+
+WALL_FACTOR = 10.0
+"""Where workers time their pages' CPU, the wall-clock limit on a page is this many times
+``timeout``: a guard against a worker that hangs without using the CPU."""
 
 
 def default_parse_workers() -> int:
@@ -120,7 +134,8 @@ class PageParser:
         workers: worker processes; 0 parses on the event loop's thread.
         command: the worker program (default: this Python running ``topicrawl.parse.worker``);
             it answers length-prefixed pickled frames as :func:`topicrawl.parse.worker.serve`.
-        timeout: seconds one page may take in a worker before the worker is killed.
+        timeout: CPU seconds one page may take in a worker before the worker is ended (wall
+            seconds where the worker cannot time itself).
         max_pending_bytes: body bytes queued to the workers at most; a body larger than this
             is still parsed, alone.
         inline_max_bytes: the largest body parsed on the event loop while every worker is on
@@ -153,6 +168,8 @@ class PageParser:
             tuple(command) if command else (sys.executable, "-m", "topicrawl.parse.worker")
         )
         self._timeout = timeout
+        self._wall_limit = timeout * WALL_FACTOR if CPU_LIMITED else timeout
+        self._budget_frame = budget_frame(timeout) if CPU_LIMITED and workers else None
         self._budget = max_pending_bytes
         self._inline_max = inline_max_bytes
         self._big_page = big_page_bytes
@@ -167,6 +184,7 @@ class PageParser:
             parsers_frame(self._library.config) if self._library is not None and workers else None
         )
         self.parsed_inline = 0  # pages parsed on the event loop while the workers were blocked
+        self.restarts = 0  # workers started to replace one that ended
         self._pending_bytes = 0
         self._room = asyncio.Condition()
         self._workers: list[_Worker] = []
@@ -238,26 +256,27 @@ class PageParser:
         future: asyncio.Future[ParsedDocument] = asyncio.get_running_loop().create_future()
         self._submit(worker, job, _Job(url, body, charset, future, hint=hint))
         del body
-        waited_for = self._timeout
+        limit = self._wall_limit
+        waited_for = limit
         while True:
             done, _ = await asyncio.wait({future}, timeout=waited_for)
             if done:
                 return future.result()
             worker = self._holder(job) or worker
             if next(iter(worker.pending), None) != job:
-                waited_for = self._timeout  # still queued behind other pages
+                waited_for = limit  # still queued behind other pages
                 continue
             running = time.monotonic() - worker.head_since
-            if running < self._timeout:
-                waited_for = self._timeout - running
+            if running < limit:
+                waited_for = limit - running
                 continue
-            log.warning("parsing %s took too long; killing its worker", url)
+            log.warning("parsing %s took %.0f s; killing its worker", url, running)
             worker.pending.pop(job, None)
             worker.killed = True
             with contextlib.suppress(ProcessLookupError):
                 worker.process.kill()
             future.cancel()
-            raise ValueError(f"parsing took longer than {self._timeout:.0f} s")
+            raise ValueError(f"parsing took longer than {limit:.0f} s")
 
     def _workers_blocked(self) -> bool:
         """Whether every worker is on a page of at least ``big_page_bytes``."""
@@ -277,6 +296,7 @@ class PageParser:
         assert self._starting is not None
         async with self._starting:
             alive = [w for w in self._workers if w.process.returncode is None and not w.killed]
+            self.restarts += len(self._workers) - len(alive)
             self._retired = [w for w in self._retired if w.reader and not w.reader.done()]
             self._retired += [w for w in self._workers if w not in alive]
             self._workers = alive
@@ -292,7 +312,8 @@ class PageParser:
         )
         worker = _Worker(process=process)
         worker.reader = asyncio.create_task(self._read(worker))
-        for frame in (self._analyzer, self._entities_frame, self._parsers_frame):
+        frames = (self._budget_frame, self._analyzer, self._entities_frame, self._parsers_frame)
+        for frame in frames:
             if frame is not None:
                 assert process.stdin is not None
                 process.stdin.writelines(frame)
@@ -348,7 +369,16 @@ class PageParser:
             worker.process.returncode,
             len(orphans),
         )
-        if not worker.killed:
+        over_budget = worker.process.returncode == -_SIGPROF
+        if over_budget:
+            # Its own CPU timer ended it: the page it was on is over the budget, and only it.
+            _job, head = orphans.pop(0)
+            if not head.future.done():
+                log.warning("parsing %s took more than %.0f s of CPU", head.url, self._timeout)
+                head.future.set_exception(
+                    ValueError(f"parsing took longer than {self._timeout:.0f} s of CPU time")
+                )
+        elif not worker.killed:
             # It died by itself: the page it was working on may be what kills it.
             orphans[0][1].deaths += 1
         for job, entry in orphans:

@@ -29,6 +29,12 @@ MAX_ROBOTS_BYTES = 500 * 1024
 MAX_ROBOTS_REDIRECTS = 5
 """Redirect hops followed for robots.txt; beyond them it counts as missing (allow all)."""
 
+ROBOTS_IN_FLIGHT = 32
+"""robots.txt requests in flight at once (session mode), whatever the number of new hosts."""
+
+FIRST_RETRY = 15.0
+"""Seconds a host waits after its robots.txt first timed out; doubled at each timeout."""
+
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _PRODUCT = re.compile(r"([A-Za-z0-9_\-]+)/")
 
@@ -65,6 +71,7 @@ class _HostRules:
     unreachable: bool  # robots.txt gave 5xx or no answer: everything is disallowed for now
     expires_at: float
     problem: str = ""  # why it is unreachable, in words
+    silent: int = 0  # fetches in a row that timed out
 
 
 def robots_agent(user_agent: str) -> str:
@@ -84,11 +91,18 @@ class RobotsCache:
     """robots.txt rules per host: fetched on first need, shared by concurrent callers, cached.
 
     Status handling follows Google: 2xx is parsed; 4xx (404 included) means no rules, so all
-    is allowed; 429, 5xx, a timeout or a network error disallows the whole host for
-    ``error_ttl`` seconds, after which robots.txt is fetched again. Redirects are followed up
-    to 5 hops (more counts as 404); the file is read up to 500 KiB and the rest ignored.
-    Good answers are kept for ``ttl`` seconds. At most ``max_hosts`` hosts are cached (least
-    recently used go first).
+    is allowed; 429, 5xx or a network error (refused, reset, no such host: a definite answer)
+    disallows the whole host for ``error_ttl`` seconds, after which robots.txt is fetched
+    again. A timeout disallows it for ``first_retry`` seconds, doubled at each timeout in a
+    row up to ``error_ttl``: when a crawl starts on a thousand hosts at once, a timeout says
+    more about our own load than about the host, which gets a fair chance again soon; a host
+    that never answers ends up asked every ``error_ttl``. Redirects are followed up to 5 hops
+    (more counts as 404); the file is read up to 500 KiB and the rest ignored. Good answers
+    are kept for ``ttl`` seconds. At most ``max_hosts`` hosts are cached (least recently used
+    go first).
+
+    At most ``max_in_flight`` robots.txt requests run at once; a request's timeout counts
+    from when it starts, not while it waits for its turn.
 
     The cache is keyed by host (with port): the scheme of the first URL asked about a host is
     the one its robots.txt is fetched over (a bare host means ``http``).
@@ -97,13 +111,16 @@ class RobotsCache:
         session: an aiohttp session to fetch robots.txt with (usually the fetcher's own).
         fetch_text: instead of a session, a function that fetches a robots.txt URL.
         user_agent: the crawler's User-Agent; its product token selects the robots group.
-        error_ttl: seconds a host stays disallowed after its robots.txt failed.
+        error_ttl: seconds a host stays disallowed after its robots.txt failed (429, 5xx),
+            or a network error, and the longest wait after robots.txt timeouts.
         max_crawl_delay: cap on the Crawl-delay a site may ask for.
         clock: monotonic seconds, injectable for tests.
         ttl: seconds a fetched robots.txt stays valid.
         max_hosts: how many hosts' rules are kept.
         timeout: seconds for one robots.txt fetch (session mode).
         proxies: proxies to fetch robots.txt through (session mode), if the crawl uses them.
+        max_in_flight: robots.txt fetches running at once (further hosts wait their turn).
+        first_retry: seconds before a robots.txt that timed out is asked again.
 
     Raises:
         ValueError: neither or both of ``session`` and ``fetch_text`` were given.
@@ -122,6 +139,8 @@ class RobotsCache:
         max_hosts: int = 10_000,
         timeout: float = 10.0,
         proxies: ProxyPool | None = None,
+        max_in_flight: int = ROBOTS_IN_FLIGHT,
+        first_retry: float = FIRST_RETRY,
     ) -> None:
         if (session is None) == (fetch_text is None):
             raise ValueError("RobotsCache needs exactly one of session= or fetch_text=")
@@ -135,7 +154,9 @@ class RobotsCache:
         self._ttl = ttl
         self._max_hosts = max_hosts
         self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._watchdog = timeout * (MAX_ROBOTS_REDIRECTS + 1) + 2.0
+        self._watchdog = timeout + 2.0
+        self._slots = asyncio.Semaphore(max_in_flight)
+        self._first_retry = min(first_retry, error_ttl)
         self._proxies = proxies
         self._rules: OrderedDict[str, _HostRules] = OrderedDict()
         self._loading: dict[str, asyncio.Task[_HostRules]] = {}
@@ -242,12 +263,18 @@ class RobotsCache:
             answer = await self._fetch(robots_url)
         except (TimeoutError, OSError, aiohttp.ClientError, FetchError) as exc:
             problem = f"robots.txt could not be fetched: {_error_words(exc)}"
-            logger.info("%s: %s; host disallowed for %.0fs", host, problem, self._error_ttl)
+            silent, wait = 0, self._error_ttl
+            if isinstance(exc, TimeoutError):  # aiohttp's timeouts are TimeoutErrors too
+                before = self._rules.get(host)
+                silent = (before.silent if before is not None else 0) + 1
+                wait = min(self._error_ttl, self._first_retry * 2.0 ** (silent - 1))
+            logger.info("%s: %s; host disallowed for %.0fs", host, problem, wait)
             return _HostRules(
                 None,
                 unreachable=True,
-                expires_at=self._clock() + self._error_ttl,
+                expires_at=self._clock() + wait,
                 problem=problem,
+                silent=silent,
             )
         now = self._clock()
         if answer.status == 429 or answer.status >= 500:
@@ -272,52 +299,59 @@ class RobotsCache:
 
     async def _fetch(self, robots_url: str) -> RobotsFile:
         if self._fetch_text is not None:
-            answer = await self._fetch_text(robots_url)
+            async with self._slots:
+                answer = await self._fetch_text(robots_url)
             return RobotsFile(answer.status, _truncate(answer.text))
         assert self._session is not None  # one of the two is set, checked in __init__
-        # Our own bound over every hop, whatever aiohttp's timeouts do: every URL of the
-        # host waits on this fetch. A TimeoutError makes the host unreachable for now.
-        async with asyncio.timeout(self._watchdog):
-            return await self._fetch_with_session(self._session, robots_url)
+        return await self._fetch_with_session(self._session, robots_url)
 
     async def _fetch_with_session(self, session: aiohttp.ClientSession, url: str) -> RobotsFile:
         current = url
         for _ in range(MAX_ROBOTS_REDIRECTS + 1):
             if self.before_request is not None:
                 await self.before_request(current)
-            proxy = self._proxies.choose() if self._proxies is not None else None
-            async with session.get(
-                URL(current),
-                headers=self._headers,
-                allow_redirects=False,
-                timeout=self._timeout,
-                proxy=proxy,
-            ) as response:
-                location = response.headers.get("Location")
-                if response.status in _REDIRECTS and location:
-                    try:
-                        current = canonicalize(urljoin(current, location))
-                    except InvalidUrl:
-                        logger.debug("robots.txt at %s redirects to %r: ignored", url, location)
-                        return RobotsFile(404, "")
-                    continue
-                if not 200 <= response.status < 300:
-                    return RobotsFile(response.status, "")
-                body = bytearray()
-                while len(body) < MAX_ROBOTS_BYTES:
-                    chunk = await response.content.read(MAX_ROBOTS_BYTES - len(body))
-                    if not chunk:
-                        break
-                    body += chunk
-                if len(body) >= MAX_ROBOTS_BYTES:
-                    response.close()  # the rest is ignored: do not download it
-                    newline = body.rfind(b"\n")
-                    if newline >= 0:
-                        del body[newline + 1 :]  # the last line was cut short
-                text = body.decode("utf-8", errors="replace")
-                return RobotsFile(response.status, _truncate(text))
+            # Our own bound over each hop, whatever aiohttp's timeouts do (every URL of the
+            # host waits on this fetch), counted once the request has its slot.
+            async with self._slots, asyncio.timeout(self._watchdog):
+                answer = await self._hop(session, current)
+            if isinstance(answer, RobotsFile):
+                return answer
+            try:
+                current = canonicalize(urljoin(current, answer))
+            except InvalidUrl:
+                logger.debug("robots.txt at %s redirects to %r: ignored", url, answer)
+                return RobotsFile(404, "")
         logger.debug("robots.txt at %s: more than %d redirects", url, MAX_ROBOTS_REDIRECTS)
         return RobotsFile(404, "")
+
+    async def _hop(self, session: aiohttp.ClientSession, url: str) -> RobotsFile | str:
+        """One request: the answer, or where it redirects to."""
+        proxy = self._proxies.choose() if self._proxies is not None else None
+        async with session.get(
+            URL(url),
+            headers=self._headers,
+            allow_redirects=False,
+            timeout=self._timeout,
+            proxy=proxy,
+        ) as response:
+            location = response.headers.get("Location")
+            if response.status in _REDIRECTS and location:
+                return location
+            if not 200 <= response.status < 300:
+                return RobotsFile(response.status, "")
+            body = bytearray()
+            while len(body) < MAX_ROBOTS_BYTES:
+                chunk = await response.content.read(MAX_ROBOTS_BYTES - len(body))
+                if not chunk:
+                    break
+                body += chunk
+            if len(body) >= MAX_ROBOTS_BYTES:
+                response.close()  # the rest is ignored: do not download it
+                newline = body.rfind(b"\n")
+                if newline >= 0:
+                    del body[newline + 1 :]  # the last line was cut short
+            text = body.decode("utf-8", errors="replace")
+            return RobotsFile(response.status, _truncate(text))
 
 
 def _error_words(exc: BaseException) -> str:

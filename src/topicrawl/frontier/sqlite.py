@@ -151,6 +151,9 @@ _SPILLED_AFTER = (
     " AND (score < ? OR (score = ? AND seq > ?)) ORDER BY score DESC, seq LIMIT ?"
 )
 _IN_CHUNK = 256
+# journal_size_limit: a write-ahead log this connection starts over is cut back to this size
+# (storage's own setting, for a file the two share; else the log keeps its largest size).
+_WAL_KEEP_BYTES = 64 * 2**20
 _MISSING = object()
 
 
@@ -378,6 +381,8 @@ class SqliteFrontier(FrontierCore):
             check_same_thread=False,
         )
         conn.execute("PRAGMA synchronous=NORMAL")
+        # Storage may share the file: a log this connection starts over is cut back too.
+        conn.execute(f"PRAGMA journal_size_limit={_WAL_KEEP_BYTES}")
         return conn
 
     def _check_schema(self) -> None:

@@ -21,6 +21,10 @@ body and gets no reply; from then on every reply's ``packed`` ends with the page
 counts. An analyzer that cannot be loaded, or that fails on a page, leaves the counts out
 (``None``): the strategy then counts the page itself, so nothing is lost but time.
 
+A request with job number :data:`BUDGET_JOB` carries the CPU seconds one page may take: the
+worker arms a CPU-time interval timer around each page, and a page that burns more ends the
+worker by ``SIGPROF`` (its parent fails that page and hands the rest to a new worker).
+
 Likewise a request with job number :data:`ENTITIES_JOB` gives the worker the crawl's entity
 analyzer (:class:`topicrawl.kg.analyse.EntityAnalyzer`): from then on every reply's
 ``packed`` ends with the page's recognised entities and relations as plain tuples, or
@@ -68,6 +72,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANALYZER_JOB",
+    "BUDGET_JOB",
+    "CPU_LIMITED",
     "ENTITIES_JOB",
     "HEADER",
     "PARSERS_JOB",
@@ -76,6 +82,7 @@ __all__ = [
     "Packed",
     "ParsedDocument",
     "analyzer_frame",
+    "budget_frame",
     "entities_frame",
     "pack",
     "parse_body",
@@ -100,6 +107,10 @@ ENTITIES_JOB = -2
 """The job number of a request that gives the worker its entity analyzer (no reply)."""
 PARSERS_JOB = -3
 """The job number of a request that gives the worker the crawl's parser schemas (no reply)."""
+BUDGET_JOB = -4
+"""The job number of a request whose body is the CPU seconds one page may take (no reply)."""
+CPU_LIMITED = hasattr(signal, "setitimer")
+"""Whether a worker can bound a page's CPU time itself (POSIX interval timers)."""
 
 EntityAnalyzer = Callable[[str, str], PageEntities]
 """Finds a page's entities and relations from its title and text (it must pickle)."""
@@ -356,6 +367,11 @@ def parsers_frame(config: ParserConfig) -> tuple[bytes, bytes]:
     )
 
 
+def budget_frame(cpu_seconds: float) -> tuple[bytes, bytes]:
+    """The request that gives a worker its CPU budget per page (as :func:`analyzer_frame`)."""
+    return request_frame(BUDGET_JOB, "", repr(float(cpu_seconds)).encode("ascii"), None)
+
+
 def _load_analyzer(body: bytes | str) -> object | None:
     if isinstance(body, str):  # never sent as text: not an analyzer
         return None
@@ -410,8 +426,12 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
     analyzer: TextAnalyzer | None = None
     entity_analyzer: EntityAnalyzer | None = None
     parsers: ParserConfig | None = None
+    budget = 0.0
     while (frame := read_frame(inp)) is not None:
         job, url, body, charset, hint = frame
+        if job == BUDGET_JOB:
+            budget = float(body) if CPU_LIMITED else 0.0
+            continue
         if job == ANALYZER_JOB:
             analyzer = cast("TextAnalyzer | None", _load_analyzer(body))
             continue
@@ -421,6 +441,12 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
         if job == PARSERS_JOB:
             parsers = cast("ParserConfig | None", _load_analyzer(body))
             continue
+        if budget:
+            # CPU time, not wall time: on a loaded machine a page waits for the CPU without
+            # using any, and only a page that burns this much of it is hostile. Past it the
+            # kernel's SIGPROF ends this process (its default action, even inside C code),
+            # and the parent fails that page alone.
+            signal.setitimer(signal.ITIMER_PROF, budget)
         try:
             document = parse_body(
                 body,
@@ -435,6 +461,9 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
             del document
         except (ValueError, TypeError, UnicodeError, RecursionError, MemoryError) as exc:
             result = (job, False, f"{type(exc).__name__}: {exc}")
+        finally:
+            if budget:
+                signal.setitimer(signal.ITIMER_PROF, 0)
         del body, frame
         write_frame(out, result)
 

@@ -53,6 +53,7 @@ from topicrawl.storage.rows import (
 from topicrawl.storage.schema import failures, page_media, pages, run_samples, runs
 from topicrawl.storage.statements import Statements, write_batch
 from topicrawl.storage.target import WRITE_OPTION, DatabaseTarget, create_engine, parse_target
+from topicrawl.storage.wal import WAL_LIMIT_BYTES, WalBound
 
 __all__ = ["SqlStorage", "StorageStats"]
 
@@ -186,6 +187,7 @@ class SqlStorage:
         hash_filter: bool | None = None,
         close_lock_wait: float = 60.0,
         read_only: bool = False,
+        wal_limit_bytes: int = WAL_LIMIT_BYTES,
     ) -> None:
         if batch_size < 1 or flush_interval <= 0 or retries < 0 or retry_backoff < 0:
             raise ValueError(
@@ -205,6 +207,9 @@ class SqlStorage:
         self._retry_backoff = retry_backoff
         self._attempt_timeout = attempt_timeout
         self._read_only = read_only
+        self._wal_limit = wal_limit_bytes
+        self.wal: WalBound | None = None
+        """SQLite: the bound on the write-ahead log (its counters), once open."""
         # Past this many buffered pages, save_page waits for a write instead of growing memory.
         self._max_buffered = batch_size * 8
 
@@ -324,6 +329,10 @@ class SqlStorage:
                 await engine.dispose()
                 raise
         self._statements = Statements(engine.dialect)
+        if self._target.path is not None:
+            self.wal = WalBound(
+                self._target.path, limit_bytes=self._wal_limit, busy_timeout=self._busy_timeout
+            )
         self._start_flusher()
 
     async def _open_for_reading(self, engine: AsyncEngine) -> None:
@@ -681,6 +690,10 @@ class SqlStorage:
                 current = upcoming
             await self._write_samples()
             self._error = None
+            if self.wal is not None and self._engine is not None:
+                # Not the writer's engine: that one begins a write transaction, inside which
+                # no checkpoint can run.
+                await self.wal.check(self._engine)
 
     async def _write_samples(self) -> None:
         """Write the live samples no page batch took along, in one statement (under the

@@ -53,6 +53,8 @@ SQLITE_PAGE_SIZE = 8192
 # touched since the last, so a checkpoint every few batches instead of every one roughly
 # doubled raw insert throughput. The WAL file grows to about this size while a crawl runs.
 _WAL_CHECKPOINT_BYTES = 64 * 2**20
+# A log that starts over is cut back to this size (else it keeps its largest size on disk).
+WAL_KEEP_BYTES = _WAL_CHECKPOINT_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,6 +396,7 @@ def _set_pragmas(dbapi_connection: Any, target: DatabaseTarget, busy_timeout: fl
         cursor.execute("PRAGMA page_size")
         page_size = int(cursor.fetchone()[0])
         cursor.execute(f"PRAGMA wal_autocheckpoint={max(1, _WAL_CHECKPOINT_BYTES // page_size)}")
+        cursor.execute(f"PRAGMA journal_size_limit={WAL_KEEP_BYTES}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
     finally:

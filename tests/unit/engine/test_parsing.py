@@ -10,8 +10,9 @@ import pytest
 
 from tests.unit.engine.responses import html_response
 from topicrawl.core.models import Response
+from topicrawl.engine import parsing
 from topicrawl.engine.parsing import PageParser, parse_body
-from topicrawl.parse.worker import read_frame, request_frame
+from topicrawl.parse.worker import CPU_LIMITED, read_frame, request_frame
 
 PAGE = """<html><head><title>Comets</title></head><body>
 <nav><ul><li><a href="/a">Alpha</a></li><li><a href="/b">Beta</a></li></ul></nav>
@@ -48,17 +49,38 @@ async def test_pages_of_a_killed_worker_are_parsed_by_a_new_one() -> None:
     assert [r.page.title for r in results] == ["Comets"] * 20
 
 
-async def test_a_page_over_the_time_limit_fails_alone() -> None:
+@pytest.mark.skipif(not CPU_LIMITED, reason="workers time their CPU with POSIX timers")
+async def test_a_page_over_the_cpu_budget_fails_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     # Thousands of distinct unclosed inline elements make the HTML parser quadratic.
     hostile = "<html><body>" + "".join(f'<b id="n{i}">x' for i in range(40_000))
-    parser = PageParser(workers=1, timeout=3.0)
+    monkeypatch.setattr(parsing, "WALL_FACTOR", 1000.0)  # only the worker's CPU timer acts
+    parser = PageParser(workers=1, timeout=1.0)
     try:
-        with pytest.raises(ValueError, match="longer than"):
+        await parser(html_response(PAGE))  # starts the worker
+        queued = asyncio.create_task(parser(html_response(PAGE, "http://demo.test/behind")))
+        with pytest.raises(ValueError, match="longer than 1 s of CPU time"):
             await parser(html_response(hostile))
+        behind = await queued
         result = await parser(html_response(PAGE))
     finally:
         await parser.close()
-    assert result.page.title == "Comets"
+    assert result.page.title == behind.page.title == "Comets"
+    assert parser.restarts == 1
+
+
+async def test_a_slow_page_that_uses_no_cpu_is_waited_for(tmp_path: Path) -> None:
+    # A loaded machine: the worker waits 3 s for the CPU on a page that needs milliseconds of
+    # it. A wall-clock limit of 0.5 s killed it, and at load 17 restarted workers in a loop.
+    parser = PageParser(workers=1, timeout=0.5, command=_misbehaving("slow", tmp_path / "x"))
+    try:
+        results = await asyncio.gather(
+            parser(html_response(PAGE, "http://demo.test/slow")),
+            *(parser(html_response(PAGE, f"http://demo.test/{i}")) for i in range(5)),
+        )
+    finally:
+        await parser.close()
+    assert [r.page.title for r in results] == ["Comets"] * 6
+    assert parser.restarts == 0
 
 
 def _raw(body: bytes, charset: str | None, url: str = "http://demo.test/raw") -> Response:

@@ -112,8 +112,7 @@ async def test_403_allows_everything_too() -> None:
 
 
 @pytest.mark.parametrize(
-    "failure",
-    [RobotsFile(500, ""), RobotsFile(503, ""), RobotsFile(429, ""), TimeoutError(), OSError()],
+    "failure", [RobotsFile(500, ""), RobotsFile(503, ""), RobotsFile(429, ""), OSError()]
 )
 async def test_server_errors_disallow_until_the_ttl_then_refetch(
     failure: RobotsFile | BaseException,
@@ -131,6 +130,62 @@ async def test_server_errors_disallow_until_the_ttl_then_refetch(
     assert await robots.allowed("http://a.test/page")
     assert not await robots.allowed("http://a.test/x")
     assert len(source.fetched) == 2
+
+
+@pytest.mark.parametrize("silence", [TimeoutError(), aiohttp.ServerTimeoutError()])
+async def test_a_timeout_is_asked_again_soon_then_less_and_less_often(
+    silence: BaseException,
+) -> None:
+    # A crawl starting on 1,000 hosts at once timed out on hundreds of robots.txt under its
+    # own load; each host was then held for the whole error_ttl (10 minutes).
+    clock = Clock()
+    source = FakeRobots(silence, silence, silence, silence, silence, silence, RobotsFile(404, ""))
+    robots = cache(source, clock, error_ttl=100.0)
+    waits = []
+    for _ in range(6):
+        decision = await robots.decide("http://a.test/page")
+        assert not decision.allowed
+        assert decision.retry_after is not None
+        waits.append(decision.retry_after)
+        clock.now += decision.retry_after + 1
+    assert [round(w) for w in waits] == [15, 30, 60, 100, 100, 100]  # doubled, capped at error_ttl
+    assert await robots.allowed("http://a.test/page")
+    assert len(source.fetched) == 7
+
+
+async def test_an_answer_after_silence_starts_the_backoff_over() -> None:
+    clock = Clock()
+    source = FakeRobots(TimeoutError(), RobotsFile(503, ""), TimeoutError())
+    robots = cache(source, clock, error_ttl=600.0)
+    assert (await robots.decide("http://a.test/")).retry_after == 15.0
+    clock.now += 16
+    assert (await robots.decide("http://a.test/")).retry_after == 600.0  # it answered: 5xx
+    clock.now += 601
+    assert (await robots.decide("http://a.test/")).retry_after == 15.0
+
+
+async def test_robots_fetches_in_flight_are_bounded() -> None:
+    running = peak = 0
+    release = asyncio.Event()
+
+    async def slow(url: str) -> RobotsFile:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await release.wait()
+        running -= 1
+        return RobotsFile(404, "")
+
+    robots = RobotsCache(
+        fetch_text=slow, user_agent="t", error_ttl=600, max_crawl_delay=5, max_in_flight=4
+    )
+    asks = [asyncio.create_task(robots.allowed(f"http://h{i}.test/")) for i in range(40)]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert running == 4
+    release.set()
+    assert all(await asyncio.gather(*asks))
+    assert peak == 4
 
 
 async def test_good_rules_are_refreshed_after_a_day() -> None:

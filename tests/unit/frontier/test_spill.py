@@ -104,3 +104,22 @@ async def test_a_reopened_frontier_loads_at_most_the_limit_and_loses_nothing(
 def test_a_limit_of_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="spill_limit"):
         open_frontier(tmp_path / "x.db", 1)
+
+
+async def test_a_crawl_bounds_the_keys_in_memory_by_default(tmp_path: Path) -> None:
+    # 347 MB of RSS at 297,000 queued URLs (session 17) with the bound off by default; a
+    # million-page crawl of the scale web queues ~2 million, ~66 bytes of keys each.
+    from topicrawl.core.config import CrawlSettings  # noqa: PLC0415 - engine-level check
+    from topicrawl.engine.build import _open_frontier  # noqa: PLC0415
+
+    settings = CrawlSettings(storage={"url": str(tmp_path / "crawl.db")})
+    frontier = await _open_frontier(settings, pages_in_hand=settings.concurrency)
+    assert isinstance(frontier, SqliteFrontier)
+    try:
+        for start in range(0, 2_048, 128):  # one host's URLs, a page's links at a time
+            await frontier.push(requests(128, hosts=1, offset=start))
+            await frontier.flush()
+        assert await frontier.queued() == 2_048
+        assert frontier._queues.keys_in_memory() <= 512
+    finally:
+        await frontier.close()
