@@ -93,6 +93,25 @@ end
 -- read ('GET') or set ('SET') with one BITFIELD per segment key instead of one call per bit.
 -- Returns true when one of them was clear (for 'SET': the URL is new).
 local function bloom(op, a, b, m, k, seg_bits)
+  if m <= seg_bits then  -- one segment (filters up to 2^30 bits): ~25 % less work in Redis
+    local ops, n = {}, 0
+    local set = op == 'SET'
+    for j = 0, k - 1 do
+      ops[n + 1] = op
+      ops[n + 2] = 'u1'
+      ops[n + 3] = (a + j * b) % m
+      if set then
+        ops[n + 4] = 1
+        n = n + 4
+      else
+        n = n + 3
+      end
+    end
+    for _, bit in ipairs(redis.call('BITFIELD', P .. 'bloom:0', unpack(ops))) do
+      if bit == 0 then return true end
+    end
+    return false
+  end
   local by_seg = {}
   for j = 0, k - 1 do
     local pos = (a + j * b) % m
