@@ -549,7 +549,9 @@ class RedisFrontier:
         stopping: asyncio.Event | None = None,
     ) -> int | None:
         """Reserve one page of the crawl's page budget for the lease's page before it is
-        stored, and queue ``requests`` (the page's links) in the same round trip.
+        stored, and queue ``requests`` (the page's links) in the same round trip, one script
+        call shared with the pages that ask while another call is on its way (see
+        :meth:`_reserve`).
 
         The reservation belongs to the lease until it is acked (then it is final); a lease
         reclaimed unstored (by its worker, on expiry, or when its node is found dead) gives
@@ -707,17 +709,18 @@ class RedisFrontier:
                         if not entry.done.done():
                             entry.done.set_exception(exc)
                     continue
-                except BaseException:
-                    for entry in batch:
-                        entry.done.cancel()
+                except BaseException:  # the frontier closes: the call's outcome is unknown
+                    pushes.extendleft(reversed(batch))
                     raise
                 for entry, result in zip(batch, results, strict=True):
                     if not entry.done.done():
                         entry.done.set_result(int(result))
         finally:
             self._pushing = None
-            while pushes:  # this task was cancelled (the frontier closes): none will be sent
-                pushes.popleft().done.cancel()
+            while pushes:  # the frontier closes: these are not (or not surely) sent
+                entry = pushes.popleft()
+                if not entry.done.done():
+                    entry.done.set_exception(FrontierError("the frontier closed during a push"))
 
     async def pop(self) -> Lease | None:
         """Lease the best request among ready hosts, or ``None`` when no host is ready.

@@ -459,3 +459,31 @@ async def test_acks_and_freed_slots_run_a_few_commands_for_a_call(
     commands = await commands_in_redis(redis_url, frontier.namespace, frontier.flush())
     assert (await frontier.in_flight(), await frontier.queued()) == (0, 0)
     assert commands <= 40, commands
+
+
+async def test_pushes_waiting_when_the_frontier_closes_fail_as_redis_failures(
+    open_redis: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page whose shared push is cut by the frontier's close gets a FrontierError (its
+    lease stays out, to come back), not a cancellation its task did not ask for."""
+    frontier = await open_redis(exact=True, max_per_host=100)
+    await open_redis(exact=True)  # drops the namespace at the end (a closed one cannot)
+    leases = await leases_of(frontier, 3)
+    run = frontier._run
+    stuck = asyncio.Event()
+
+    async def hanging(name: str, args: list[str]) -> Any:
+        if name == "push":
+            stuck.set()
+            await asyncio.Event().wait()
+        return await run(name, args)
+
+    monkeypatch.setattr(frontier, "_run", hanging)
+    first = asyncio.create_task(frontier.reserve_page(leases[0], [req("http://a.test/x")]))
+    await stuck.wait()
+    behind = asyncio.create_task(frontier.reserve_page(leases[1], [req("http://a.test/y")]))
+    await asyncio.sleep(0)
+    await frontier.close()
+    for task in (first, behind):
+        with pytest.raises(FrontierError, match="closed"):
+            await task
