@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from tests.contract.test_frontier import FakeClock
 from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import Request
-from topicrawl.distributed import RedisFrontier, bloom_size
+from topicrawl.distributed import RedisFrontier, bloom_size, redis_frontier
 from topicrawl.distributed.redis_frontier import redact
 
 Open = Callable[..., Awaitable[RedisFrontier]]
@@ -487,3 +487,15 @@ async def test_pushes_waiting_when_the_frontier_closes_fail_as_redis_failures(
     for task in (first, behind):
         with pytest.raises(FrontierError, match="closed"):
             await task
+
+
+async def test_a_bloom_filter_of_several_segments_dedupes(
+    open_redis: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Filters past 2^30 bits span several keys (segments); small segments stand for them."""
+    monkeypatch.setattr(redis_frontier, "_SEGMENT_BITS", 4096)
+    frontier = await open_redis(bloom_capacity=2000, bloom_error_rate=0.01)  # 19,171 bits
+    assert await frontier.push([req(f"http://a.test/in/{i}") for i in range(500)]) >= 495
+    assert await frontier.push([req(f"http://a.test/in/{i}") for i in range(500)]) == 0
+    assert all([await frontier.seen(f"http://a.test/in/{i}") for i in range(0, 500, 7)])
+    assert sum([await frontier.seen(f"http://a.test/out/{i}") for i in range(500)]) < 10

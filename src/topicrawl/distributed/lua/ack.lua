@@ -19,14 +19,7 @@ for from = 3, #ARGV, 1000 do  -- bounded unpack()
       local token = batch[i]
       valid[#valid + 1] = token
       local node = token_node(token)
-      if node then
-        local tokens = by_node[node]
-        if not tokens then
-          tokens = {}
-          by_node[node] = tokens
-        end
-        tokens[#tokens + 1] = token
-      end
+      if node then add_to(by_node, node, token) end
     end
   end
   if #valid > 0 then

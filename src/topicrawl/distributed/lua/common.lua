@@ -54,6 +54,16 @@ local function f(x)
   return string.format('%.17g', x)
 end
 
+-- Append `value` to the list `groups[key]`, made when missing.
+local function add_to(groups, key, value)
+  local list = groups[key]
+  if not list then
+    list = {}
+    groups[key] = list
+  end
+  list[#list + 1] = value
+end
+
 local function num(s)
   if s == 'inf' or s == '+inf' then return math.huge end
   if s == '-inf' then return -math.huge end
@@ -116,12 +126,8 @@ local function bloom(op, a, b, m, k, seg_bits)
   for j = 0, k - 1 do
     local pos = (a + j * b) % m
     local seg = math.floor(pos / seg_bits)
+    add_to(by_seg, seg, op)
     local ops = by_seg[seg]
-    if not ops then
-      ops = {}
-      by_seg[seg] = ops
-    end
-    ops[#ops + 1] = op
     ops[#ops + 1] = 'u1'
     ops[#ops + 1] = pos - seg * seg_bits
     if op == 'SET' then ops[#ops + 1] = 1 end
