@@ -293,12 +293,15 @@ async def test_a_worker_cut_off_mid_crawl_is_declared_dead_and_rejoins(
     await cluster.create_schema()
     registry = await registry_of(cluster)
     try:
-        # No page is stored until both have registered, nor from the cut until "cut" is
-        # declared dead: the crawl cannot end first, however slow the machine is.
+        # No page is stored until both have registered and "cut" is crawling, nor from the
+        # cut until "cut" is declared dead: the crawl cannot end first, however slow the
+        # machine is. (Cut while still starting, "cut" failed opening its knowledge graph:
+        # a partition during start-up, not mid-crawl, once w2 stored 20 pages sooner.)
         async with cluster.writes_held():
             cluster.start_worker("cut", redis_port=redis_proxy.port, pg_port=pg_proxy.port)
             cluster.start_worker("w2")
             await cluster.wait_registered(registry, ("cut", "w2"))
+            await cluster.wait_crawling(registry, "cut")
         await cluster.wait_for_pages(20)
         async with cluster.writes_held():
             await redis_proxy.cut()
