@@ -101,6 +101,11 @@ class Run:
     wall_s: float
     redis_cpu_s: float = 0.0  # the Redis server's CPU meanwhile (other users of it included)
     hung: bool = False  # killed after --timeout seconds (see report_hang)
+    # Commands the Redis server ran meanwhile, those inside scripts included (INFO
+    # commandstats; other users of that Redis included: use a private one, --redis).
+    redis_commands: int = 0
+    script_calls: int = 0  # EVAL and EVALSHA calls among them
+    load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average at the start and the end
 
 
 def children_cpu() -> float:
@@ -108,12 +113,20 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def redis_cpu() -> float:
-    """CPU seconds the Redis server has used (user + system), from ``INFO cpu``."""
-    import redis  # noqa: PLC0415 - the sync client, for two reads
+def redis_usage(url: str) -> tuple[float, int, int]:
+    """The Redis server's CPU seconds (user + system, ``INFO cpu``), commands run and script
+    calls (``INFO commandstats``: commands run by scripts count too), all since it started."""
+    import redis  # noqa: PLC0415 - the sync client, for a few reads
 
-    info = redis.Redis.from_url(REDIS_URL).info("cpu")
-    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+    client = redis.Redis.from_url(url)
+    try:
+        cpu = client.info("cpu")
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    calls = {name: int(value["calls"]) for name, value in stats.items()}
+    scripts = calls.get("cmdstat_eval", 0) + calls.get("cmdstat_evalsha", 0)
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]), sum(calls.values()), scripts
 
 
 def common_args(args: argparse.Namespace, db: str) -> list[str]:
@@ -183,7 +196,8 @@ def run_variant(
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    cpu0, began, redis0 = children_cpu(), time.monotonic(), redis_cpu()
+    load0 = os.getloadavg()[0]
+    cpu0, began, redis0 = children_cpu(), time.monotonic(), redis_usage(args.redis)
     cap = CpuCap(args.cpu_quota)
     procs = []
     try:
@@ -192,7 +206,7 @@ def run_variant(
             procs.append(start(argv, env, cap))
         for i in range(workers):
             argv = [str(BIN / "topicrawl"), "worker", *common_args(args, db)]
-            argv += ["--redis", REDIS_URL, "--namespace", namespace, "--node-id", f"w{i}"]
+            argv += ["--redis", args.redis, "--namespace", namespace, "--node-id", f"w{i}"]
             procs.append(start(argv, env, cap))
         deadline = time.monotonic() + args.timeout
         while time.monotonic() < deadline and any(proc.poll() is None for proc in procs):
@@ -210,8 +224,8 @@ def run_variant(
         cap.remove()
     wall = time.monotonic() - began
     cpu = children_cpu() - cpu0
-    redis_used = redis_cpu() - redis0
-    pages, first, last = asyncio.run(_read_and_drop(schema, namespace))
+    redis1 = redis_usage(args.redis)
+    pages, first, last = asyncio.run(_read_and_drop(schema, namespace, args.redis))
     if any(codes) and not hung:
         raise SystemExit(f"a process failed: exit codes {codes}")
     span = max(last - first, 1e-9)
@@ -226,14 +240,17 @@ def run_variant(
         round(pages / span, 1),
         round(cpu, 1),
         round(wall, 1),
-        round(redis_used, 2),
+        round(redis1[0] - redis0[0], 2),
         hung,
+        redis1[1] - redis0[1],
+        redis1[2] - redis0[2],
+        (round(load0, 1), round(os.getloadavg()[0], 1)),
     )
     print(json.dumps(asdict(run)), flush=True)
     return run
 
 
-async def _read_and_drop(schema: str, namespace: str) -> tuple[int, float, float]:
+async def _read_and_drop(schema: str, namespace: str, redis_url: str) -> tuple[int, float, float]:
     connection = await asyncpg.connect(PG_URL)
     try:
         try:
@@ -246,7 +263,7 @@ async def _read_and_drop(schema: str, namespace: str) -> tuple[int, float, float
         await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     finally:
         await connection.close()
-    client = Redis.from_url(REDIS_URL)
+    client = Redis.from_url(redis_url)
     try:
         keys = [key async for key in client.scan_iter(match=f"topicrawl:{{{namespace}}}:*")]
         for at in range(0, len(keys), 1000):
@@ -263,6 +280,11 @@ def main() -> None:
     parser.add_argument("--max-pages", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--per-host", type=int, default=8)
+    parser.add_argument(
+        "--redis",
+        default=REDIS_URL,
+        help="the Redis the workers use (a private one counts only their commands)",
+    )
     parser.add_argument("--prefix", default="bench", help="start of schema/namespace names")
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds a run may take, then it is hung"

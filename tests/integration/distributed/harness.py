@@ -317,6 +317,18 @@ class Cluster:
             assert time.monotonic() < deadline, f"{sorted(missing)} never registered"
             await asyncio.sleep(0.05)
 
+    async def wait_crawling(
+        self, registry: NodeRegistry, node: str, timeout: float = PATIENCE
+    ) -> None:
+        """Wait until ``node`` holds a lease: past its start-up (storage, knowledge graph),
+        crawling (failing early if it exits)."""
+        deadline = time.monotonic() + timeout
+        while not await registry.client.scard(self.prefix + f"nl:{node}"):
+            code = self.procs[node].poll()
+            assert code is None, f"{node} exited ({code}): {self.log(node)}"
+            assert time.monotonic() < deadline, f"{node} never leased a URL"
+            await asyncio.sleep(0.05)
+
     async def wait_declared_dead(self, registry: NodeRegistry, node: str) -> None:
         """Wait for ``node`` to be declared dead and, in the same coordinator round, its leases
         and hosts to go back (a read between the round's two steps may still see them: poll

@@ -264,8 +264,18 @@ async def test_dropped_database_connections_mid_crawl_lose_nothing(
     cluster: Cluster, single_process_urls: set[str]
 ) -> None:
     cluster.delay = 0.1
-    for name in ("w1", "w2"):
-        cluster.start_worker(name)
+    await cluster.create_schema()
+    registry = await registry_of(cluster)
+    try:
+        # Both past their start-up before any page is stored: a connection dropped while a
+        # worker opens its knowledge graph ends it (a start-up failure, not this test's).
+        async with cluster.writes_held():
+            for name in ("w1", "w2"):
+                cluster.start_worker(name)
+            for name in ("w1", "w2"):
+                await cluster.wait_crawling(registry, name)
+    finally:
+        await registry.close()
     await cluster.wait_for_pages(20)
     # Three times, the connections drop while a write is under way (held back until one is,
     # so the crawl cannot have ended first): each such write must be tried again.
@@ -293,12 +303,15 @@ async def test_a_worker_cut_off_mid_crawl_is_declared_dead_and_rejoins(
     await cluster.create_schema()
     registry = await registry_of(cluster)
     try:
-        # No page is stored until both have registered, nor from the cut until "cut" is
-        # declared dead: the crawl cannot end first, however slow the machine is.
+        # No page is stored until both have registered and "cut" is crawling, nor from the
+        # cut until "cut" is declared dead: the crawl cannot end first, however slow the
+        # machine is. (Cut while still starting, "cut" failed opening its knowledge graph:
+        # a partition during start-up, not mid-crawl, once w2 stored 20 pages sooner.)
         async with cluster.writes_held():
             cluster.start_worker("cut", redis_port=redis_proxy.port, pg_port=pg_proxy.port)
             cluster.start_worker("w2")
             await cluster.wait_registered(registry, ("cut", "w2"))
+            await cluster.wait_crawling(registry, "cut")
         await cluster.wait_for_pages(20)
         async with cluster.writes_held():
             await redis_proxy.cut()

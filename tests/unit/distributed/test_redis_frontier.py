@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from redis.asyncio import Redis
 
 from tests.contract.test_frontier import FakeClock
 from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import Request
-from topicrawl.distributed import RedisFrontier, bloom_size
+from topicrawl.distributed import RedisFrontier, bloom_size, redis_frontier
 from topicrawl.distributed.redis_frontier import redact
 
 Open = Callable[..., Awaitable[RedisFrontier]]
@@ -253,3 +254,248 @@ def test_hostile_requests_come_back_unchanged(
                 await f.drop()
 
     asyncio.run(round_trip())
+
+
+# -- batching: pages' pushes in one script call, a host's leases in one pop
+
+
+def count_calls(frontier: RedisFrontier, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the scripts the frontier runs from now on, in order."""
+    names: list[str] = []
+    run = frontier._run
+
+    async def counted(name: str, args: list[str]) -> Any:
+        names.append(name)
+        return await run(name, args)
+
+    monkeypatch.setattr(frontier, "_run", counted)
+    return names
+
+
+async def commands_in_redis(redis_url: str, namespace: str, action: Awaitable[Any]) -> int:
+    """How many commands (scripts' own included) on ``namespace``'s keys Redis runs while
+    ``action`` runs, read with MONITOR (other users of the Redis are left out by the key)."""
+    client = Redis.from_url(redis_url)
+    marker = f"end-of-{uuid.uuid4().hex}"
+    count = 0
+    try:
+        async with client.monitor() as monitor:
+            await action
+            await client.execute_command("ECHO", marker)
+            while True:
+                command = (await monitor.next_command())["command"]
+                if marker in command:
+                    return count
+                if f"{{{namespace}}}" in command and not command.startswith("EVALSHA"):
+                    count += 1
+    finally:
+        await client.aclose()
+
+
+async def leases_of(frontier: RedisFrontier, count: int) -> list[Any]:
+    await frontier.push([req(f"http://a.test/page{i}") for i in range(count)])
+    leases = [await frontier.pop() for _ in range(count)]
+    assert all(leases)
+    return leases
+
+
+async def test_pages_reserved_together_go_in_one_script_call(
+    open_redis: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's reservation and links were one script call each: ten pages asking at once
+    now cost one (and pages asking while a call is on its way, the next one)."""
+    frontier = await open_redis(exact=True, max_per_host=100)
+    leases = await leases_of(frontier, 10)
+    calls = count_calls(frontier, monkeypatch)
+    added = await asyncio.gather(
+        *(
+            frontier.reserve_page(lease, [req(f"http://a.test/{i}-{j}") for j in range(3)])
+            for i, lease in enumerate(leases)
+        )
+    )
+    assert added == [3] * 10
+    assert calls == ["push"]
+    assert frontier.reserved_here == 10
+    assert (await frontier.queued(), await frontier.in_flight()) == (30, 10)
+
+
+async def test_a_refused_page_in_a_shared_call_queues_nothing_and_the_others_go_on(
+    open_redis: Open,
+) -> None:
+    frontier = await open_redis(exact=True, max_per_host=100)
+    leases = await leases_of(frontier, 4)
+    assert await frontier.ack(leases[1])  # its lease is gone before its page is reserved
+    results = await asyncio.gather(
+        *(
+            frontier.reserve_page(lease, [req(f"http://a.test/{i}-new")])
+            for i, lease in enumerate(leases)
+        ),
+        return_exceptions=True,
+    )
+    assert [type(r).__name__ for r in results] == ["int", "LeaseLost", "int", "int"]
+    assert frontier.known(["http://a.test/1-new", "http://a.test/2-new"]) == [False, True]
+    assert await frontier.queued() == 3
+    assert not await frontier.seen("http://a.test/1-new")
+
+
+async def test_a_failed_shared_push_fails_each_of_its_pages_and_loses_no_lease(
+    open_redis: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script call for several pages that fails raises in each page (the crawl treats it
+    as any Redis failure); their leases stay out, to be reclaimed, and the pages that
+    asked after it are sent in the next call."""
+    frontier = await open_redis(exact=True, max_per_host=100)
+    leases = await leases_of(frontier, 6)
+    run = frontier._run
+    first_sent = asyncio.Event()
+    release_first = asyncio.Event()
+    pushes = 0
+
+    async def flaky(name: str, args: list[str]) -> Any:
+        nonlocal pushes
+        if name == "push":
+            pushes += 1
+            if pushes == 1:
+                first_sent.set()
+                await release_first.wait()
+            elif pushes == 2:
+                raise FrontierError("Redis at redis://x failed: connection reset")
+        return await run(name, args)
+
+    monkeypatch.setattr(frontier, "_run", flaky)
+
+    def links(i: int) -> list[Request]:
+        return [req(f"http://a.test/{i}-{j}") for j in range(2)]
+
+    first = asyncio.create_task(frontier.reserve_page(leases[0], links(0)))
+    await first_sent.wait()
+    behind = [asyncio.create_task(frontier.reserve_page(leases[i], links(i))) for i in (1, 2, 3)]
+    await asyncio.sleep(0)
+    release_first.set()
+    assert await first == 2
+    for task in behind:
+        with pytest.raises(FrontierError):
+            await task
+    assert await frontier.reserve_page(leases[4], links(4)) == 2  # the next call goes through
+    assert not any(frontier.known([link.url for i in (1, 2, 3) for link in links(i)]))
+    assert frontier.reserved_here == 2
+    assert (await frontier.queued(), await frontier.in_flight()) == (4, 6)
+    for i in (1, 2, 3):  # their pages were not stored: reclaimed, their URLs come back
+        assert await frontier.reclaim(leases[i])
+    again = {lease.request.url for lease in [await frontier.pop() for _ in range(7)] if lease}
+    assert {f"http://a.test/page{i}" for i in (1, 2, 3)} <= again
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    urls=st.lists(
+        st.tuples(st.sampled_from("abc"), st.sampled_from([0.0, 1.0, 2.0])),
+        min_size=1,
+        max_size=30,
+    ),
+    most=st.integers(1, 16),
+    per_host=st.integers(1, 6),
+)
+def test_one_pop_of_several_leases_hands_out_what_single_pops_would(
+    redis_url: str, urls: list[tuple[str, float]], most: int, per_host: int
+) -> None:
+    """A pop takes a host's next URLs together while they rank before the other hosts'
+    (ties in push order); it must hand out the same URLs in the same order as pops one
+    at a time would, each host's request limit and delay (c.test) included."""
+
+    async def check() -> None:
+        clock = FakeClock()
+        requests = [req(f"http://{host}.test/{i}", score) for i, (host, score) in enumerate(urls)]
+        popped: list[list[str]] = []
+        for sizes in ([1] * most, [most]):
+            frontier = RedisFrontier(
+                redis_url,
+                namespace=f"unit-{uuid.uuid4().hex}",
+                exact=True,
+                max_per_host=per_host,
+                clock=clock,
+            )
+            await frontier.open()
+            try:
+                await frontier.set_host_delay("c.test", 1.0)
+                await frontier.push(requests)
+                leases = [lease for size in sizes for lease in await frontier._pop_leases(size)]
+                popped.append([lease.request.url for lease in leases])
+            finally:
+                await frontier.drop()
+                await frontier.close()
+        assert popped[1] == popped[0]
+
+    asyncio.run(check())
+
+
+async def test_a_pop_of_a_hosts_run_of_leases_runs_a_few_commands_for_all(
+    open_redis: Open, redis_url: str
+) -> None:
+    """One host, eight leases in one pop: some 25 commands a lease before, a few for all."""
+    frontier = await open_redis(exact=True, max_per_host=8)
+    await frontier.push([req(f"http://a.test/{i}") for i in range(20)])
+    leases: list[Any] = []
+
+    async def pop() -> None:
+        leases.extend(await frontier._pop_leases(8))
+
+    commands = await commands_in_redis(redis_url, frontier.namespace, pop())
+    assert len(leases) == 8
+    assert commands <= 40, commands
+
+
+async def test_acks_and_freed_slots_run_a_few_commands_for_a_call(
+    open_redis: Open, redis_url: str
+) -> None:
+    """A checkpoint acks hundreds of leases in one call: six or more commands each before."""
+    frontier = await open_redis(exact=True, max_per_host=100, node="n1", defer_acks=True)
+    leases = await leases_of(frontier, 40)
+    for lease in leases:
+        await frontier.fetched(lease)
+        assert await frontier.ack(lease)
+    commands = await commands_in_redis(redis_url, frontier.namespace, frontier.flush())
+    assert (await frontier.in_flight(), await frontier.queued()) == (0, 0)
+    assert commands <= 40, commands
+
+
+async def test_pushes_waiting_when_the_frontier_closes_fail_as_redis_failures(
+    open_redis: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page whose shared push is cut by the frontier's close gets a FrontierError (its
+    lease stays out, to come back), not a cancellation its task did not ask for."""
+    frontier = await open_redis(exact=True, max_per_host=100)
+    await open_redis(exact=True)  # drops the namespace at the end (a closed one cannot)
+    leases = await leases_of(frontier, 3)
+    run = frontier._run
+    stuck = asyncio.Event()
+
+    async def hanging(name: str, args: list[str]) -> Any:
+        if name == "push":
+            stuck.set()
+            await asyncio.Event().wait()
+        return await run(name, args)
+
+    monkeypatch.setattr(frontier, "_run", hanging)
+    first = asyncio.create_task(frontier.reserve_page(leases[0], [req("http://a.test/x")]))
+    await stuck.wait()
+    behind = asyncio.create_task(frontier.reserve_page(leases[1], [req("http://a.test/y")]))
+    await asyncio.sleep(0)
+    await frontier.close()
+    for task in (first, behind):
+        with pytest.raises(FrontierError, match="closed"):
+            await task
+
+
+async def test_a_bloom_filter_of_several_segments_dedupes(
+    open_redis: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Filters past 2^30 bits span several keys (segments); small segments stand for them."""
+    monkeypatch.setattr(redis_frontier, "_SEGMENT_BITS", 4096)
+    frontier = await open_redis(bloom_capacity=2000, bloom_error_rate=0.01)  # 19,171 bits
+    assert await frontier.push([req(f"http://a.test/in/{i}") for i in range(500)]) >= 495
+    assert await frontier.push([req(f"http://a.test/in/{i}") for i in range(500)]) == 0
+    assert all([await frontier.seen(f"http://a.test/in/{i}") for i in range(0, 500, 7)])
+    assert sum([await frontier.seen(f"http://a.test/out/{i}") for i in range(500)]) < 10

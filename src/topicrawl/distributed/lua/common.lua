@@ -54,6 +54,16 @@ local function f(x)
   return string.format('%.17g', x)
 end
 
+-- Append `value` to the list `groups[key]`, made when missing.
+local function add_to(groups, key, value)
+  local list = groups[key]
+  if not list then
+    list = {}
+    groups[key] = list
+  end
+  list[#list + 1] = value
+end
+
 local function num(s)
   if s == 'inf' or s == '+inf' then return math.huge end
   if s == '-inf' then return -math.huge end
@@ -93,16 +103,31 @@ end
 -- read ('GET') or set ('SET') with one BITFIELD per segment key instead of one call per bit.
 -- Returns true when one of them was clear (for 'SET': the URL is new).
 local function bloom(op, a, b, m, k, seg_bits)
+  if m <= seg_bits then  -- one segment (filters up to 2^30 bits): ~25 % less work in Redis
+    local ops, n = {}, 0
+    local set = op == 'SET'
+    for j = 0, k - 1 do
+      ops[n + 1] = op
+      ops[n + 2] = 'u1'
+      ops[n + 3] = (a + j * b) % m
+      if set then
+        ops[n + 4] = 1
+        n = n + 4
+      else
+        n = n + 3
+      end
+    end
+    for _, bit in ipairs(redis.call('BITFIELD', P .. 'bloom:0', unpack(ops))) do
+      if bit == 0 then return true end
+    end
+    return false
+  end
   local by_seg = {}
   for j = 0, k - 1 do
     local pos = (a + j * b) % m
     local seg = math.floor(pos / seg_bits)
+    add_to(by_seg, seg, op)
     local ops = by_seg[seg]
-    if not ops then
-      ops = {}
-      by_seg[seg] = ops
-    end
-    ops[#ops + 1] = op
     ops[#ops + 1] = 'u1'
     ops[#ops + 1] = pos - seg * seg_bits
     if op == 'SET' then ops[#ops + 1] = 1 end
@@ -120,8 +145,11 @@ local function qkey(host)
   return P .. 'q:' .. host
 end
 
+-- A fingerprint's 16 hex digits as its 8 bytes (two 32-bit halves: exact in a double). A
+-- gsub with a function per byte cost ~2.5 us a URL inside Redis, this ~0.5 us.
 local function hex2bin(hex)
-  return (string.gsub(hex, '..', function(c) return string.char(tonumber(c, 16)) end))
+  return struct.pack('>I4I4', tonumber(string.sub(hex, 1, 8), 16),
+    tonumber(string.sub(hex, 9, 16), 16))
 end
 
 local function parse(rec)
@@ -183,12 +211,53 @@ local function end_request(token, now, maxph)
   return 1
 end
 
+-- end_request for tokens[first..last], with a few commands for all of them and one
+-- release per host instead of a dozen commands per token. Returns how many slots were freed.
+local function end_requests(tokens, first, last, now, maxph)
+  local freed = 0
+  for from = first, last, 1000 do  -- bounded unpack()
+    local to = math.min(from + 999, last)
+    local batch, seen = {}, {}
+    for i = from, to do
+      local token = tokens[i]
+      if not seen[token] then
+        seen[token] = true
+        batch[#batch + 1] = token
+      end
+    end
+    local slots = redis.call('ZMSCORE', K_FETCHING, unpack(batch))
+    local live = {}
+    for i = 1, #batch do
+      if slots[i] then live[#live + 1] = batch[i] end
+    end
+    if #live > 0 then
+      redis.call('ZREM', K_FETCHING, unpack(live))
+      local lrecs = redis.call('HMGET', K_LEASE, unpack(live))
+      local per_host = {}
+      for i = 1, #live do
+        local lrec = lrecs[i]
+        if lrec then
+          local _, _, _, host = parse(string.sub(lrec, string.find(lrec, '\t', 1, true) + 1))
+          per_host[host] = (per_host[host] or 0) + 1
+        end
+      end
+      for host, n in pairs(per_host) do
+        if redis.call('HINCRBY', K_INFLIGHT, host, -n) <= 0 then
+          redis.call('HDEL', K_INFLIGHT, host)
+        end
+        place(host, now, maxph)
+      end
+      freed = freed + #live
+    end
+  end
+  return freed
+end
+
 -- Bring due deferred URLs back, free expired request slots, and wake hosts whose politeness
 -- delay has passed.
 local function advance(now, maxph)
-  for _, token in ipairs(redis.call('ZRANGEBYSCORE', K_FETCHING, '-inf', f(now))) do
-    end_request(token, now, maxph)
-  end
+  local expired = redis.call('ZRANGEBYSCORE', K_FETCHING, '-inf', f(now))
+  end_requests(expired, 1, #expired, now, maxph)
   local due = redis.call('ZRANGEBYSCORE', K_DEFERRED, '-inf', f(now))
   for _, fp in ipairs(due) do
     redis.call('ZREM', K_DEFERRED, fp)

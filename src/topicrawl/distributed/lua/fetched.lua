@@ -2,8 +2,5 @@
 -- arrived or they failed): their request slots go back, the leases stay out until acked.
 -- Returns how many slots were freed (a lease acked, reclaimed or expired holds none).
 local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
-local freed = 0
-for i = 3, #ARGV do
-  freed = freed + end_request(ARGV[i], now, maxph)
-end
-return freed
+if #ARGV < 3 then return 0 end
+return end_requests(ARGV, 3, #ARGV, now, maxph)

@@ -5,38 +5,81 @@
 -- requests are done (see fetched.lua). Leases the best ready requests one after the other,
 -- as that many pops at `now` would; lease i gets the token `token .. '.' .. i`. Returns the
 -- records.
+--
+-- Pops one at a time would take a host's next URL again and again while the host stays ready
+-- (no delay, a request slot free) and its next URL ranks before the ready set's next entry;
+-- those are taken together here, with a few commands for all of them and the host's state
+-- written once, instead of some 25 commands a lease.
 local now, maxph, default_delay = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local token, expires, node = ARGV[4], ARGV[5], ARGV[6]
 local least, slot_expires, most = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9])
 local share = ARGV[10] == '1'
-for i = 11, #ARGV do
-  end_request(ARGV[i], now, maxph)
-end
+if #ARGV >= 11 then end_requests(ARGV, 11, #ARGV, now, maxph) end
 advance(now, maxph)
 local records = {}
-for i = 1, most do
+local own = node ~= '' and rkey(node) or K_READY
+while #records < most do
   local best, ready_key = next_for(node, least, now, maxph, share)
   if not best then break end
-  local tok = token .. '.' .. i
   local host = string.sub(best, 29)
   local qk = qkey(host)
-  local top = redis.call('ZRANGE', qk, 0, 0)[1]
-  redis.call('ZREM', qk, top)
-  local fp = hex2bin(string.sub(top, 13))
-  local rec = redis.call('HGET', K_QUEUED, fp)
-  redis.call('HDEL', K_QUEUED, fp)
-  redis.call('ZREM', ready_key, best)
-  redis.call('HDEL', K_READYMEM, host)
-  redis.call('HINCRBY', K_INFLIGHT, host, 1)
-  redis.call('ZADD', K_FETCHING, slot_expires, tok)
   local delay = redis.call('HGET', K_DELAY, host)
   delay = delay and tonumber(delay) or default_delay
+  local room = 1  -- a delay makes the host wait after one; so does popping a shared host
+  if delay <= 0 and ready_key == own then
+    local inflight = tonumber(redis.call('HGET', K_INFLIGHT, host) or '0')
+    room = math.max(1, math.min(most - #records, maxph - inflight))
+  end
+  local tops = redis.call('ZRANGE', qk, 0, room - 1, 'WITHSCORES')
+  local rival_score, rival_seq
+  if #tops > 2 then
+    -- The ready set's next entry (after this host's): its score, then its sequence number
+    -- (members differ in their 12 hex digits of sequence first, so those order them).
+    local next_entry = redis.call('ZRANGE', ready_key, 1, 1, 'WITHSCORES')
+    if next_entry[1] then
+      rival_score = num(next_entry[2])
+      rival_seq = tonumber(string.sub(next_entry[1], 1, 12), 16)
+    end
+  end
+  local members, fps = {}, {}
+  for j = 1, #tops, 2 do
+    local member = tops[j]
+    if j > 1 and rival_score then
+      local score = num(tops[j + 1])
+      if score > rival_score or (score == rival_score
+          and tonumber(string.sub(member, 1, 12), 16) > rival_seq) then
+        break
+      end
+    end
+    members[#members + 1] = member
+    fps[#fps + 1] = hex2bin(string.sub(member, 13))
+  end
+  local n = #members
+  local recs = redis.call('HMGET', K_QUEUED, unpack(fps))
+  redis.call('ZREM', qk, unpack(members))
+  redis.call('HDEL', K_QUEUED, unpack(fps))
+  redis.call('ZREM', ready_key, best)
+  redis.call('HDEL', K_READYMEM, host)
+  redis.call('HINCRBY', K_INFLIGHT, host, n)
   redis.call('HSET', K_LASTPOP, host, f(now))
   redis.call('HSET', K_NEXTAT, host, f(now + delay))
+  local slots, leases, expiry, toks = {}, {}, {}, {}
+  for j = 1, n do
+    local i = #records + 1
+    local tok = token .. '.' .. i
+    toks[j] = tok
+    slots[#slots + 1] = slot_expires
+    slots[#slots + 1] = tok
+    leases[#leases + 1] = tok
+    leases[#leases + 1] = expires .. '\t' .. recs[j]
+    expiry[#expiry + 1] = expires
+    expiry[#expiry + 1] = tok
+    records[i] = recs[j]
+  end
+  redis.call('ZADD', K_FETCHING, unpack(slots))
+  redis.call('HSET', K_LEASE, unpack(leases))
+  redis.call('ZADD', K_EXPIRY, unpack(expiry))
+  if node ~= '' then redis.call('SADD', node_leases_key(node), unpack(toks)) end
   place(host, now, maxph)
-  redis.call('HSET', K_LEASE, tok, expires .. '\t' .. rec)
-  redis.call('ZADD', K_EXPIRY, expires, tok)
-  if node ~= '' then redis.call('SADD', node_leases_key(node), tok) end
-  records[i] = rec
 end
 return records
