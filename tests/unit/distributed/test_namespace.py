@@ -118,17 +118,25 @@ async def test_concurrent_reservations_never_pass_the_limit(
     namespace: Namespace, frontier: RedisFrontier, redis_url: str
 ) -> None:
     await namespace.join(load_settings(None, seeds=("http://a.example.org/",), max_pages=50))
-    leases = await _leases(namespace, redis_url, 90)
-    granted = await asyncio.gather(*(frontier.reserve_page(lease, []) for lease in leases))
+    # Long leases (none is gone before its reservation is asked for, however loaded the
+    # machine), and the crawl already stopping: a reservation refused while others are not yet
+    # final gives up at once instead of waiting for them as long as its lease lasts (300 s;
+    # that wait and its end on the stop are test_a_wait_for_reservations_to_settle_...'s).
+    stopping = asyncio.Event()
+    stopping.set()
+
+    async def reserve(leases: list[Lease]) -> list[int | None]:
+        return await asyncio.gather(
+            *(frontier.reserve_page(lease, [], stopping=stopping) for lease in leases)
+        )
+
+    granted = await reserve(await _leases(namespace, redis_url, 90, lease_ttl=300.0))
     assert sum(g is not None for g in granted) == 50
     assert frontier.reserved_here == 50
     assert await namespace.limit_reached()
     await namespace.set_max_pages(60)
     assert not await namespace.limit_reached()
-    # Leased now: the refused reservations above waited for most of the short leases, and a
-    # lease that is gone reserves nothing (test_a_lease_lost_before_its_reservation_...).
-    leases = await _leases(namespace, redis_url, 20, first=90, lease_ttl=300.0)
-    granted = await asyncio.gather(*(frontier.reserve_page(lease, []) for lease in leases))
+    granted = await reserve(await _leases(namespace, redis_url, 20, first=90, lease_ttl=300.0))
     assert sum(g is not None for g in granted) == 10
 
 
