@@ -14,8 +14,8 @@ scripts/system-deps.sh
 # Long benchmark-like tests are marked slow and left out; `scripts/test.sh -m ""` runs all of them,
 # `scripts/test.sh -m slow` only those (a later -m replaces this one).
 # `scripts/test.sh -n 3` runs the tests in 3 processes (pytest-xdist), grouped by tests/conftest.py:
-# a module's tests in one process, the distributed modules all in one (18.5 min at load 4-17; the
-# one-process suite took 25.5 min in a quiet CI). Not the default yet: one such run hung in a
+# a module's tests in one process, the distributed modules all in one (18.5 min at load 4-17;
+# one process: 15.3 min in a quiet CI, 2026-11-27). Not the default yet: one such run hung in a
 # video crawl test whose process had run the dashboard's tests before (every thread idle, none
 # holding the GIL; not understood). The 25 slowest tests are listed at the end.
 exec .venv/bin/python -m pytest -q -p no:cacheprovider -m "not slow" --durations=25 "$@"
