@@ -482,9 +482,10 @@ class RedisFrontier:
             raise
         tokens, self._held_acks = self._held_acks, []
         try:
-            for start in range(0, len(tokens), _BATCH):
-                await self._run("ack", [*self._now_args(), *tokens[start : start + _BATCH]])
-                del tokens[: min(_BATCH, len(tokens))]
+            while tokens:  # each batch leaves the list once Redis has it (the rest stay held)
+                batch = tokens[:_BATCH]
+                await self._run("ack", [*self._now_args(), *batch])
+                del tokens[: len(batch)]
         finally:
             self._held_acks[:0] = tokens
         revisits, self._held_revisits = self._held_revisits, []

@@ -461,6 +461,39 @@ async def test_acks_and_freed_slots_run_a_few_commands_for_a_call(
     assert commands <= 40, commands
 
 
+async def test_more_held_acks_than_a_batch_all_reach_redis_and_a_failure_keeps_the_rest(
+    open_redis: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkpoint of more acks than one script call takes (1,000; 4 here) sends them all.
+    Before the fix the second batch went out empty and the acks past the first batch were
+    dropped: their leases stayed out until they expired, and the crawl waited for them."""
+    monkeypatch.setattr(redis_frontier, "_BATCH", 4)
+    frontier = await open_redis(exact=True, max_per_host=100, node="n1", defer_acks=True)
+    leases = await leases_of(frontier, 12)
+    for lease in leases[:6]:
+        assert await frontier.ack(lease)
+    await frontier.flush()
+    assert await frontier.in_flight() == 6
+    run, calls = frontier._run, 0
+
+    async def second_ack_fails(name: str, args: list[str]) -> Any:
+        nonlocal calls
+        if name == "ack":
+            calls += 1
+            if calls == 2:
+                raise FrontierError("Redis went away")
+        return await run(name, args)
+
+    monkeypatch.setattr(frontier, "_run", second_ack_fails)
+    for lease in leases[6:]:
+        assert await frontier.ack(lease)
+    with pytest.raises(FrontierError):
+        await frontier.flush()  # the first batch of 4 went out, the last 2 did not
+    assert await frontier.in_flight() == 2
+    await frontier.flush()  # the held acks the failure left
+    assert (await frontier.in_flight(), await frontier.queued()) == (0, 0)
+
+
 async def test_pushes_waiting_when_the_frontier_closes_fail_as_redis_failures(
     open_redis: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:
