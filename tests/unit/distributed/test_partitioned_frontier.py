@@ -11,6 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.contract.test_frontier import FakeClock
+from tests.unit.distributed.test_redis_frontier import commands_in_redis
 from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import Request
 from topicrawl.distributed import RedisFrontier
@@ -290,3 +291,38 @@ async def test_a_sharing_node_that_stops_popping_still_returns_its_request_slots
     assert second is not None
     assert second.request.url == "http://a.test/2"
     assert await n1.owners() == {"a.test": "n1"}
+
+
+async def test_a_sharing_pop_takes_a_run_of_a_shared_hosts_leases_in_rank_order(
+    open_node: Open, redis_url: str
+) -> None:
+    """An idle node's pop of several leases from another node's host takes them in a few
+    commands for all (some 25 a lease before: one lease a step), up to the host's limit, and
+    stops where another node's ready host ranks first, as single pops would."""
+    owners = {**OWNERS, "d.test": "n3"}
+    n1 = await open_node("n1", steal_min=0, share=True, max_per_host=4, propose_owner=owners.get)
+    n2 = await open_node("n2", steal_min=0, share=True, max_per_host=4, propose_owner=owners.get)
+    await n1._client().sadd(f"{n1.prefix}members", "n3")
+    # a.test is n1's (scores 0.9 .. 0.4), d.test is n3's (0.65): both ready, n2 has none.
+    await n1.push([req(f"http://a.test/{i}", 0.9 - i / 10) for i in range(6)])
+    await n1.push([req("http://d.test/1", 0.65)])
+    leases = await n2._pop_leases(8)
+    assert [lease.request.url for lease in leases] == [
+        "http://a.test/0",
+        "http://a.test/1",
+        "http://a.test/2",
+        "http://d.test/1",
+        "http://a.test/3",
+    ]
+    assert await n1.owners() == {"a.test": "n1", "d.test": "n3"}
+    assert await n1.pop() is None  # a.test has 4 in flight over the nodes: its limit
+    # A run of one shared host with nothing ranked between: one step for all of it.
+    await n1.push([req(f"http://b.test/{i}", 0.3 - i / 100) for i in range(10)])
+    taken: list[Any] = []
+
+    async def pop() -> None:
+        taken.extend(await n2._pop_leases(8))
+
+    commands = await commands_in_redis(redis_url, n2.namespace, pop())
+    assert [lease.host for lease in taken] == ["b.test"] * 4  # its limit
+    assert commands <= 40, commands

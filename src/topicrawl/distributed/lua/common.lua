@@ -394,6 +394,29 @@ local function shared_ready(node)
   return best, best_key
 end
 
+-- The best ready-set entry after `ready_key`'s first, for a pop of several leases from that
+-- key's first host to rank against: the key's second entry and, when the key is another
+-- node's (a shared pop, so `node` has no ready host of its own), every other live node's
+-- first entry. Returns the entry's score and member, or nil.
+local function next_rival(node, ready_key)
+  local entry = redis.call('ZRANGE', ready_key, 1, 1, 'WITHSCORES')
+  local score, member = entry[1] and num(entry[2]), entry[1]
+  if node ~= '' and ready_key ~= rkey(node) then
+    for _, other in ipairs(redis.call('SMEMBERS', K_MEMBERS)) do
+      local key = rkey(other)
+      if other ~= node and key ~= ready_key then
+        local top = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+        if top[1] and (member == nil or num(top[2]) < score or (num(top[2]) == score
+            and string.sub(top[1], 1, 12) < string.sub(member, 1, 12))) then
+          score, member = num(top[2]), top[1]
+        end
+      end
+    end
+  end
+  if member == nil then return nil end
+  return score, member
+end
+
 -- The ready-set member `node` pops next: its own best host; else a host adopted from the
 -- pool; else one taken from the live node with the most ready hosts (at least `least`);
 -- else, with `share`, another live node's best ready host, popped without taking it.

@@ -25,20 +25,20 @@ while #records < most do
   local qk = qkey(host)
   local delay = redis.call('HGET', K_DELAY, host)
   delay = delay and tonumber(delay) or default_delay
-  local room = 1  -- a delay makes the host wait after one; so does popping a shared host
-  if delay <= 0 and ready_key == own then
+  local room = 1  -- a delay makes the host wait after one
+  if delay <= 0 then  -- the host's own or, shared, another node's: its limits are global
     local inflight = tonumber(redis.call('HGET', K_INFLIGHT, host) or '0')
     room = math.max(1, math.min(most - #records, maxph - inflight))
   end
   local tops = redis.call('ZRANGE', qk, 0, room - 1, 'WITHSCORES')
   local rival_score, rival_seq
   if #tops > 2 then
-    -- The ready set's next entry (after this host's): its score, then its sequence number
-    -- (members differ in their 12 hex digits of sequence first, so those order them).
-    local next_entry = redis.call('ZRANGE', ready_key, 1, 1, 'WITHSCORES')
-    if next_entry[1] then
-      rival_score = num(next_entry[2])
-      rival_seq = tonumber(string.sub(next_entry[1], 1, 12), 16)
+    -- The best ready entry after this host's (see next_rival): its score, then its sequence
+    -- number (members differ in their 12 hex digits of sequence first, so those order them).
+    local score, member = next_rival(node, ready_key)
+    if member then
+      rival_score = score
+      rival_seq = tonumber(string.sub(member, 1, 12), 16)
     end
   end
   local members, fps = {}, {}
