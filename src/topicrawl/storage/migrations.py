@@ -79,8 +79,11 @@ __all__ = [
     "migrate",
 ]
 
-# Any fixed 64-bit number: it names "topicrawl schema migration" among advisory locks.
-_PG_MIGRATION_LOCK = 0x746F706963726177
+# Any fixed 32-bit number: with the schema's name it names "topicrawl schema migration" among
+# advisory locks (two-key form), so migrations of one schema exclude each other and not those
+# of another schema in the same database (one lock for all made every new crawl wait while a
+# long migration ran anywhere in the database).
+_PG_MIGRATION_LOCK = 0x746F7063
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +334,8 @@ async def migrate(
     _check_order(migrations)
     if connection.dialect.name == "postgresql":
         await connection.execute(
-            text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK}
+            text("SELECT pg_advisory_xact_lock(:key, hashtext(coalesce(current_schema(), '')))"),
+            {"key": _PG_MIGRATION_LOCK},
         )
     await connection.run_sync(create_tables(schema_version))
     current = (await connection.execute(select(func.max(schema_version.c.version)))).scalar()

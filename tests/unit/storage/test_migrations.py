@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -114,6 +116,42 @@ async def test_migrations_must_be_numbered_in_order(tmp_path: Path) -> None:
 
     with pytest.raises(StorageError, match="numbered"):
         await run_migrations(tmp_path / "crawl.db", gap)
+
+
+async def test_a_migration_under_way_holds_up_its_own_schema_only(postgres_url: str) -> None:
+    """PostgreSQL: a migration still running in one schema (its transaction open) makes a
+    second migration of that schema wait, and not one of another schema in the database."""
+    admin = await asyncpg.connect(postgres_url.replace("postgresql+asyncpg://", "postgresql://"))
+    schemas = [f"mlock_{uuid.uuid4().hex[:12]}" for _ in range(2)]
+    engines = [
+        create_engine(
+            parse_target(f"{postgres_url}{'&' if '?' in postgres_url else '?'}schema={name}"),
+            busy_timeout=30.0,
+            connect_timeout=10.0,
+        )
+        for name in schemas
+    ]
+    try:
+        for name in schemas:
+            await admin.execute(f'CREATE SCHEMA "{name}"')
+        held = engines[0].execution_options(**{WRITE_OPTION: True})
+        async with held.begin() as connection:
+            await migrate(connection, MIGRATIONS[:1])  # open: holds schema one's lock
+
+            async def again(engine: Any) -> list[int]:
+                async with engine.execution_options(**{WRITE_OPTION: True}).begin() as other:
+                    return await migrate(other, MIGRATIONS[:1])
+
+            same = asyncio.create_task(again(engines[0]))
+            assert await asyncio.wait_for(again(engines[1]), 60) == [1]
+            assert not same.done()  # still waiting for the first migration
+        assert await asyncio.wait_for(same, 60) == []  # applied by the first meanwhile
+    finally:
+        for engine in engines:
+            await engine.dispose()
+        for name in schemas:
+            await admin.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+        await admin.close()
 
 
 # -- version 2: links move from their own table into pages.links ------------------------------
