@@ -43,7 +43,8 @@ from redis.asyncio import Redis
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 REDIS_URL = "redis://127.0.0.1:6379/13"
-PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+PG_URL = os.environ.get("TOPICRAWL_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+"""The PostgreSQL database the runs use (a fresh schema each); env TOPICRAWL_BENCH_POSTGRES."""
 SEED = "http://127.0.0.11:8080/"
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 PERIOD_US = 100_000
