@@ -20,6 +20,7 @@ from topicrawl.core.models import Lease, Request
 from topicrawl.core.protocols import Frontier
 from topicrawl.distributed import RedisFrontier
 from topicrawl.frontier import MemoryFrontier, SqliteFrontier
+from topicrawl.engine.crawl import RenewsLeases
 
 
 class FakeClock:
@@ -484,6 +485,30 @@ async def test_expired_leases_are_reclaimed(open_frontier: Opener, clock: FakeCl
     assert again.request.url == lost.request.url
     assert not await frontier.reclaim(lost)
     assert await frontier.ack(again)
+
+
+async def test_a_renewed_lease_outlives_its_first_expiry(
+    open_frontier: Opener, clock: FakeClock
+) -> None:
+    """A holder still working on its page renews its lease; an expired lease is not renewed
+    (its URL may be another holder's by then)."""
+    frontier = await open_frontier(lease_ttl=60.0)
+    assert isinstance(frontier, RenewsLeases)
+    await frontier.push([req("http://a.test/1"), req("http://b.test/2")])
+    kept = await frontier.pop()
+    lost = await frontier.pop()
+    assert kept is not None
+    assert lost is not None
+    clock.advance(50.0)
+    assert await frontier.renew([kept]) == {kept.token: pytest.approx(clock.now + 60.0)}
+    clock.advance(20.0)  # past both leases' first expiry
+    assert await frontier.renew([lost]) == {}
+    assert await frontier.reclaim_expired() == 1  # the one not renewed
+    assert await frontier.ack(kept)  # the renewed one is still its holder's
+    assert (await frontier.queued(), await frontier.in_flight()) == (1, 0)
+    again = await frontier.pop()
+    assert again is not None
+    assert again.request.url == lost.request.url
 
 
 async def test_next_ready_in_says_when_to_pop(open_frontier: Opener, clock: FakeClock) -> None:

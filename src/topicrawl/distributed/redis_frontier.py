@@ -96,6 +96,7 @@ _SCRIPTS = (
     "reclaim",
     "reclaim_expired",
     "release_node",
+    "renew",
     "rescore",
     "seen",
     "set_host_delay",
@@ -361,6 +362,7 @@ class RedisFrontier:
         self._observer = observer
         self._defer_acks = defer_acks
         self._held_acks: list[str] = []
+        self._renewed: dict[str, float] = {}  # token -> expiry, for leases renewed since popped
         self._held_revisits: list[tuple[str, float]] = []  # (token, due), sent by flush()
         self._default_delay = _num(default_delay)
         self._max_per_host = str(max_per_host)
@@ -580,7 +582,7 @@ class RedisFrontier:
                 return added
             if added == -3:
                 raise LeaseLost(f"the lease of {lease.request.url[:200]} is gone")
-            left = lease.expires_at - self._clock()
+            left = self._renewed.get(lease.token, lease.expires_at) - self._clock()
             if added == -1 or left < 4 * _BUDGET_WAIT:
                 return None
             if stopping is None:
@@ -818,13 +820,36 @@ class RedisFrontier:
         """
         if self._defer_acks:
             self._client()
-            if self._clock() >= lease.expires_at:
+            if self._expired(lease):
                 return False
             self._held_acks.append(lease.token)
             return True
+        self._renewed.pop(lease.token, None)
         done = bool(await self._run("ack", [*self._now_args(), lease.token]))
         self._gate.open_one()
         return done
+
+    def _expired(self, lease: Lease) -> bool:
+        """Whether the lease has expired by the local clock (renewals counted); a lease done
+        here is forgotten by the renewals."""
+        expires_at = self._renewed.pop(lease.token, lease.expires_at)
+        return self._clock() >= expires_at
+
+    async def renew(self, leases: Sequence[Lease]) -> dict[str, float]:
+        """Extend each lease still out (not acked, reclaimed or expired) to ``lease_ttl`` from
+        now: this worker is alive and still working on its page. Returns the new expiry of
+        each lease renewed, by token; a lease gone is left out (its URL may be another's)."""
+        self._client()
+        expires_at = self._clock() + self._lease_ttl
+        renewed: dict[str, float] = {}
+        tokens = [lease.token for lease in leases]
+        for start in range(0, len(tokens), _BATCH):
+            got = await self._run(
+                "renew", [*self._now_args(), _num(expires_at), *tokens[start : start + _BATCH]]
+            )
+            renewed.update((_text(token), expires_at) for token in got or ())
+        self._renewed.update(renewed)
+        return renewed
 
     async def reclaim(self, lease: Lease, *, delay: float = 0.0) -> bool:
         """Put the leased URL back under its old priority, to be handed out ``delay`` s from now.
@@ -833,6 +858,7 @@ class RedisFrontier:
         """
         if not (delay >= 0 and math.isfinite(delay)):
             raise ValueError(f"reclaim delay must be a finite number >= 0, got {delay}")
+        self._renewed.pop(lease.token, None)
         back = bool(await self._run("reclaim", [*self._now_args(), lease.token, _num(delay)]))
         self._gate.open_one()
         return back
@@ -848,10 +874,11 @@ class RedisFrontier:
             raise ValueError(f"revisit due time must be finite, got {due}")
         if self._defer_acks:
             self._client()
-            if self._clock() >= lease.expires_at:
+            if self._expired(lease):
                 return False
             self._held_revisits.append((lease.token, due))
             return True
+        self._renewed.pop(lease.token, None)
         back = await self._requeue_at(lease.token, due)
         self._gate.open_one()
         return back

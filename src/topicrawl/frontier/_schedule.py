@@ -23,7 +23,7 @@ import secrets
 import struct
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Self, TypeVar
 
@@ -685,6 +685,25 @@ class FrontierCore(ABC):
         """The request :meth:`pop` would hand out now, without leasing it."""
         self._check_usable()
         return self._queues.peek(self._clock(), self._resolve)
+
+    async def renew(self, leases: Sequence[Lease]) -> dict[str, float]:
+        """Extend each lease still out (not acked, reclaimed or expired) to ``lease_ttl`` from
+        now: its holder is alive and still working on its page. Returns the new expiry of
+        each lease renewed, by token; a lease gone is left out (its URL may be another's)."""
+        self._check_usable()
+        now = self._clock()
+        renewed: dict[str, float] = {}
+        for lease in leases:
+            held = self._current(lease, now)
+            if held is None:
+                continue
+            expires_at = now + self._lease_ttl
+            self._leases[lease.token] = replace(
+                held, lease=replace(held.lease, expires_at=expires_at)
+            )
+            heapq.heappush(self._expiry, (expires_at, lease.token))
+            renewed[lease.token] = expires_at
+        return renewed
 
     async def reclaim_expired(self) -> int:
         """Put back every lease past its expiry; returns how many."""

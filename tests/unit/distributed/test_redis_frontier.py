@@ -494,6 +494,25 @@ async def test_more_held_acks_than_a_batch_all_reach_redis_and_a_failure_keeps_t
     assert (await frontier.in_flight(), await frontier.queued()) == (0, 0)
 
 
+async def test_a_renewed_lease_is_acked_past_its_first_expiry_with_held_acks(
+    open_redis: Open,
+) -> None:
+    """A worker holding acks for its checkpoint (defer_acks) renews a page's lease: the ack,
+    past the lease's first expiry, is taken and reaches Redis; a lease not renewed is refused
+    by the local clock as before."""
+    clock = FakeClock()
+    frontier = await open_redis(exact=True, defer_acks=True, lease_ttl=60.0, clock=clock)
+    kept, lost = await leases_of(frontier, 2)
+    clock.advance(50.0)
+    assert set(await frontier.renew([kept])) == {kept.token}
+    clock.advance(20.0)
+    assert await frontier.ack(kept)
+    assert not await frontier.ack(lost)
+    await frontier.flush()
+    assert await frontier.reclaim_expired() == 1
+    assert (await frontier.in_flight(), await frontier.queued()) == (0, 1)
+
+
 async def test_pushes_waiting_when_the_frontier_closes_fail_as_redis_failures(
     open_redis: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:

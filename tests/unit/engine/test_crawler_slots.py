@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.unit.engine.responses import html_response
 from topicrawl.core.config import CrawlSettings
 from topicrawl.core.models import FetchFailure, Page, Request, Response, StrategyResult
@@ -342,3 +344,44 @@ def _sweep_often(crawler: Crawler) -> Callable[[], Any]:
             await crawler._frontier.reclaim_expired()
 
     return sweep
+
+
+class SlowSaveStorage(SqlStorage):
+    """Storage whose every page waits longer than a lease lasts, as behind a writer far
+    behind on a loaded machine."""
+
+    def __init__(self, url: str, seconds: float) -> None:
+        super().__init__(url)
+        self.seconds = seconds
+
+    async def save_page(self, page: Page, **kwargs: Any) -> None:  # type: ignore[override]
+        await asyncio.sleep(self.seconds)
+        await super().save_page(page, **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_pages_in_hand_longer_than_a_lease_keep_it_and_are_fetched_once(
+    tmp_path: Path, kind: str
+) -> None:
+    # Session 18's long crawl: while its storage was behind, pages waited to be stored past
+    # their lease, the sweep gave their URLs out again and they were fetched and stored twice.
+    storage = SlowSaveStorage(f"sqlite:///{tmp_path / 'crawl.db'}", seconds=2.5)
+    await storage.open()
+    frontier: MemoryFrontier | SqliteFrontier
+    if kind == "memory":
+        frontier = MemoryFrontier(max_per_host=2, lease_ttl=1.0)
+    else:
+        frontier = SqliteFrontier(tmp_path / "frontier.db", max_per_host=2, lease_ttl=1.0)
+    await frontier.open()
+    fetcher = InterleavedFetcher()
+    try:
+        crawler, _ = await _crawler(storage, frontier, parse, fetcher, max_pages=8, concurrency=4)
+        crawler._SWEEP_EVERY = 0.2
+        await crawler.seed([Request(url="http://a.test/0")])
+        stats = await asyncio.wait_for(crawler.run(), 120)
+    finally:
+        await frontier.close()
+        await storage.close()
+    assert stats.pages == 8
+    assert sorted(fetcher.order) == sorted(set(fetcher.order))  # each page fetched once
+    assert crawler.leases_renewed > 0
