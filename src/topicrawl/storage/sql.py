@@ -14,6 +14,8 @@ from that column by a later job; no such table is built yet.
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import dataclasses
 import logging
 import math
@@ -226,6 +228,8 @@ class SqlStorage:
         self._closing: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
+        # Savers waiting for room in a full buffer, first come first served (see _wait_for_room).
+        self._room_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._close_lock_wait = close_lock_wait
         # Content-hash look-ups that reach the database at once. After a resume (or any
         # refetch) every page's hash is in the filter and each page asks the database; on a
@@ -488,8 +492,7 @@ class SqlStorage:
                 ``page`` is not of its declared type.
         """
         self._check_writable()
-        if self._buffer.page_count >= self._max_buffered:
-            await self._flush_through_locks()
+        await self._wait_for_room()
         keep = self._keep_body
         if page.link_scores and not self._keep_link_scores:
             page = dataclasses.replace(page, link_scores=())
@@ -518,8 +521,7 @@ class SqlStorage:
             failure_row(failure, run_id=run_id)
         except (TypeError, ValueError, AttributeError) as exc:
             raise StorageError(f"failure for {failure.url!r} cannot be stored: {exc}") from exc
-        if self._buffer.failure_count >= self._max_buffered:
-            await self._flush_through_locks()
+        await self._wait_for_room()
         self._buffer.add_failure(failure, run_id)
         if self._buffer.failure_count >= self._batch_size:
             self._wake.set()
@@ -573,6 +575,55 @@ class SqlStorage:
                     raise
                 _log.warning("storage: closing waits for a lock: %s", exc)
                 await asyncio.sleep(min(self._flush_interval, 1.0))
+
+    def _full(self) -> bool:
+        return (
+            self._buffer.page_count >= self._max_buffered
+            or self._buffer.failure_count >= self._max_buffered
+        )
+
+    async def _wait_for_room(self) -> None:
+        """Wait, when the buffer is full (or others wait already), until the background writer
+        has taken enough out of it; savers go on in the order they came.
+
+        A saver that found the buffer full used to flush it itself, each in turn: the flush
+        of a saver in the queue wrote everything buffered when its turn came, while later
+        savers went through whenever the buffer had room. On a loaded machine (a buffer's
+        flush ~2 minutes) a page so waited for 9-30 minutes behind a convoy of flushes, its
+        lease expired and its URL was fetched and stored again (the scale benchmark).
+        """
+        if not (self._full() or self._room_waiters):
+            return
+        if self._flusher is None or self._flusher.done() or self._stopping:
+            await self._flush_through_locks()  # no background writer to wait for
+            return
+        if not self._room_waiters:  # once a wait, not once a saver
+            why = f": {self._error}" if self._error is not None else ""
+            _log.warning(
+                "storage: the buffer is full (%d pages); saves wait for the writer%s",
+                self._buffer.page_count,
+                why,
+            )
+        waiting = asyncio.get_running_loop().create_future()
+        self._room_waiters.append(waiting)
+        self._wake.set()
+        try:
+            await waiting
+        finally:
+            if not waiting.done():  # cancelled: out of the queue
+                waiting.cancel()
+                with contextlib.suppress(ValueError):
+                    self._room_waiters.remove(waiting)
+
+    def _let_waiters_in(self, *, everyone: bool = False) -> None:
+        """Wake the savers waiting for room, first come first, as many as there is room for
+        (``everyone``: all of them, e.g. when the writer stopped)."""
+        room = self._max_buffered - max(self._buffer.page_count, self._buffer.failure_count)
+        while self._room_waiters and (everyone or room > 0):
+            waiting = self._room_waiters.popleft()
+            if not waiting.done():
+                waiting.set_result(None)
+                room -= 1
 
     async def _flush_through_locks(self) -> None:
         """Flush a full buffer; while another connection holds a SQLite file past the busy
@@ -654,6 +705,7 @@ class SqlStorage:
                 await asyncio.sleep(self._flush_interval)
 
     def _flusher_done(self, task: asyncio.Task[None]) -> None:
+        self._let_waiters_in(everyone=True)  # nobody left to make room for them
         if task.cancelled():
             self._error = StorageError("the storage background writer was cancelled")
             return
@@ -719,6 +771,7 @@ class SqlStorage:
         A preparation error is delivered through the batch's future, like a write error.
         """
         pages_taken, failures_taken = self._buffer.take(self._batch_size)
+        self._let_waiters_in()
         preparing: asyncio.Future[PreparedBatch]
         if any(entry.body is not None for entry in pages_taken):
             preparing = asyncio.ensure_future(

@@ -61,3 +61,48 @@ async def test_a_crashed_writer_is_reported_on_the_next_save(
 
     async with SqlStorage(str(tmp_path / "crawl.db")) as reopened:
         assert [p.url async for p in reopened.iter_pages()] == ["https://a/"]
+
+
+async def test_a_saver_that_found_the_buffer_full_goes_before_later_savers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Savers wait for room in a full buffer in the order they came. A saver used to flush the
+    whole buffer itself, queued behind the writer's flush, while savers after it went through
+    as soon as the writer had taken a batch: on a loaded machine a page waited so for
+    minutes (its lease expired and its URL was fetched again)."""
+    storage = SqlStorage(str(tmp_path / "crawl.db"), batch_size=2, flush_interval=0.02)
+    await storage.open()
+    write = storage._write_taken
+    database_free = asyncio.Event()
+
+    async def slow_write(taken: object) -> None:
+        await database_free.wait()  # a loaded database: each batch takes its time
+        await asyncio.sleep(0.05)
+        await write(taken)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(storage, "_write_taken", slow_write)
+    done: list[str] = []
+
+    async def save(url: str) -> None:
+        await storage.save_page(page(url), run_id=1)
+        done.append(url)
+
+    try:
+        n = 0
+        while storage._buffer.page_count < 16:  # the buffer's bound (8 batches)
+            await save(f"https://fill/{n}")
+            n += 1
+            await asyncio.sleep(0.001)
+        first = asyncio.create_task(save("https://first/"))
+        await asyncio.sleep(0.05)
+        assert not first.done()  # the buffer is full
+        database_free.set()
+        later = []
+        for n in range(6):
+            later.append(asyncio.create_task(save(f"https://later/{n}")))
+            await asyncio.sleep(0.03)
+        await asyncio.wait_for(asyncio.gather(first, *later), 60)
+    finally:
+        await storage.close()
+    waited = [url for url in done if not url.startswith("https://fill/")]
+    assert waited == ["https://first/", *(f"https://later/{n}" for n in range(6))]
