@@ -258,22 +258,32 @@ async def test_a_leader_whose_lease_is_taken_stops_its_work(tmp_path: Path) -> N
             await asyncio.wait({keeper})
 
 
-def _plans(db: Path) -> list[float]:
-    """The times of the plans written so far."""
+def _column(db: Path, query: str) -> list[Any]:
+    """The first column of ``query``'s rows (none while the tables are not there yet)."""
     if not db.exists():
         return []
     connection = sqlite3.connect(db, timeout=30)
     try:
-        rows = connection.execute("SELECT DISTINCT planned_at FROM video_tiers").fetchall()
-        return sorted(r[0] for r in rows)
+        return [r[0] for r in connection.execute(query).fetchall()]
     except sqlite3.OperationalError:
-        return []  # the tables are not there yet
+        return []
     finally:
         connection.close()
 
 
+def _plans(db: Path) -> list[float]:
+    """The times of the plans written so far."""
+    return sorted(_column(db, "SELECT DISTINCT planned_at FROM video_tiers"))
+
+
+def _crawling(db: Path) -> bool:
+    """Whether the first crawl has stored pages."""
+    return bool(_column(db, "SELECT id FROM pages LIMIT 1"))
+
+
 @pytest.mark.slow
-def test_a_killed_leader_process_is_replaced(tmp_path: Path) -> None:
+@pytest.mark.parametrize("killed", ["after its first plan", "during its first crawl"])
+def test_a_killed_leader_process_is_replaced(tmp_path: Path, killed: str) -> None:
     day = 1.0  # a week lasts 7 s of real time
     db = tmp_path / "video.db"
     with Seed004Demo(SystemClock(), titles=4, day_seconds=day) as demo:
@@ -284,17 +294,23 @@ def test_a_killed_leader_process_is_replaced(tmp_path: Path) -> None:
                 argv = [sys.executable, "-m", "topicrawl.cli", "video", "run"]
                 argv += ["--site", demo.site_url, "--parsers", str(schemas), "--db", str(db)]
                 argv += ["--nodes", "a,b", "--node", node, "--days", "16"]
-                argv += ["--day-seconds", str(day), "--lease-ttl", "1.5"]
+                # A lease of 4 s: on SQLite a renewal waits for the crawl's writes, over a
+                # second at load 30 (a 1.5 s lease flapped between the nodes there).
+                argv += ["--day-seconds", str(day), "--lease-ttl", "4"]
+                if node == "a" and killed == "during its first crawl":
+                    argv += ["--delay", "0.05"]  # a crawl of a few seconds
                 with (tmp_path / f"{node}.log").open("wb") as log:
                     procs[node] = subprocess.Popen(
                         argv, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT
                     )
+            ready = _plans if killed == "after its first plan" else _crawling
             deadline = time.monotonic() + 240
-            while not _plans(db) and time.monotonic() < deadline:
+            while not ready(db) and time.monotonic() < deadline:
                 assert procs["a"].poll() is None, (tmp_path / "a.log").read_text()
-                time.sleep(0.1)
-            assert _plans(db), "the leader wrote no plan"
+                time.sleep(0.05)
+            assert ready(db), f"the leader did not get {killed}"
             procs["a"].send_signal(signal.SIGKILL)
+            assert killed == "after its first plan" or not _plans(db)
             procs["a"].wait(30)
             code = procs["b"].wait(240)
         finally:
@@ -305,6 +321,8 @@ def test_a_killed_leader_process_is_replaced(tmp_path: Path) -> None:
     log_b = (tmp_path / "b.log").read_text(errors="replace")
     assert code == 0, log_b
     assert "lease of node a expired" in log_b
+    if killed == "during its first crawl":
+        assert "expired before its first plan; crawling in its place" in log_b
     times = _plans(db)
     connection = sqlite3.connect(db)
     try:
