@@ -68,33 +68,44 @@ async def _run_and_leave(system: VideoSystem, clock: LockstepClock) -> SystemRep
         clock.leave()
 
 
+async def _leader_killed(
+    demo: Seed004Demo, clock: LockstepClock, folder: Path, *, days: float, at: str, wait: float
+) -> tuple[SystemReport, list[str]]:
+    """Nodes a (leading) and b on ``demo``, the leader's task cancelled ``wait`` seconds after
+    it says a line starting with ``at``: the follower's report and lines."""
+    lines: list[str] = []
+    common: dict[str, Any] = {
+        "site": demo.site_url,
+        "db": str(folder / "video.db"),
+        "parsers": str(demo.write_schemas(folder / "schemas.toml")),
+        "api": demo.api_url,
+        "accounts": ACCOUNTS,
+        "days": days,
+        "nodes": ("a", "b"),
+        "follow_poll": DAY / 4,
+        "lease_ttl": DAY,
+    }
+    leader = VideoSystem(VideoSystemSettings(**common, node="a"), clock=clock)
+    follower = VideoSystem(
+        VideoSystemSettings(**common, node="b"), clock=clock, progress=lines.append
+    )
+    leading = asyncio.create_task(_run_and_leave(leader, clock))
+    following = asyncio.create_task(_run_and_leave(follower, clock))
+    await _until_line(leader, at, also=[])
+    await asyncio.sleep(wait)
+    leading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await leading
+    return await following, lines
+
+
 async def test_a_follower_takes_over_the_lease_of_a_dead_leader(tmp_path: Path) -> None:
     clock = LockstepClock(START, parties=2)
     db = str(tmp_path / "video.db")
-    lines: list[str] = []
     with Seed004Demo(clock, titles=6) as demo:
-        common = {
-            "site": demo.site_url,
-            "db": db,
-            "parsers": str(demo.write_schemas(tmp_path / "schemas.toml")),
-            "days": 15.0,  # plans due at days 0, 7 and 14
-            "nodes": ("a", "b"),
-            "api": demo.api_url,
-            "accounts": ACCOUNTS,
-            "follow_poll": DAY / 4,
-            "lease_ttl": DAY,
-        }
-        leader = VideoSystem(VideoSystemSettings(**common, node="a"), clock=clock)
-        follower = VideoSystem(
-            VideoSystemSettings(**common, node="b"), clock=clock, progress=lines.append
-        )
-        leading = asyncio.create_task(_run_and_leave(leader, clock))
-        following = asyncio.create_task(_run_and_leave(follower, clock))
-        await _until_line(leader, "plan at", also=[])
-        leading.cancel()  # the leader dies right after its first plan, before its ranking
-        with pytest.raises(asyncio.CancelledError):
-            await leading
-        report = await following
+        # The leader dies right after its first plan, before its ranking; plans are due at
+        # days 0, 7 and 14.
+        report, lines = await _leader_killed(demo, clock, tmp_path, days=15.0, at="plan at", wait=0)
     async with VideoStore(db, read_only=True) as store:
         plans = sorted(await store.plans(demo.site_url))
         videos = await store.videos(limit=None)
@@ -122,31 +133,12 @@ async def test_a_follower_takes_over_the_lease_of_a_dead_leader(tmp_path: Path) 
 async def test_a_leader_dead_before_its_first_plan_is_replaced(tmp_path: Path) -> None:
     clock = LockstepClock(START, parties=2)
     db = str(tmp_path / "video.db")
-    lines: list[str] = []
     with Seed004Demo(clock, titles=6, fans=8, others=16) as demo:
-        common: dict[str, Any] = {
-            "site": demo.site_url,
-            "db": db,
-            "parsers": str(demo.write_schemas(tmp_path / "schemas.toml")),
-            "api": demo.api_url,
-            "accounts": ACCOUNTS,
-            "days": 8.0,
-            "nodes": ("a", "b"),
-            "follow_poll": DAY / 4,
-            "lease_ttl": DAY,
-        }
-        leader = VideoSystem(VideoSystemSettings(**common, node="a"), clock=clock)
-        follower = VideoSystem(
-            VideoSystemSettings(**common, node="b"), clock=clock, progress=lines.append
+        # The leader dies during its first crawl, some pages stored (the follower's crawl
+        # resumes from them).
+        report, lines = await _leader_killed(
+            demo, clock, tmp_path, days=8.0, at="crawling", wait=0.5
         )
-        leading = asyncio.create_task(_run_and_leave(leader, clock))
-        following = asyncio.create_task(_run_and_leave(follower, clock))
-        await _until_line(leader, "crawling", also=[])
-        await asyncio.sleep(0.5)  # some pages stored (the follower's crawl resumes from them)
-        leading.cancel()  # the leader dies during its first crawl
-        with pytest.raises(asyncio.CancelledError):
-            await leading
-        report = await following
     async with VideoStore(db, read_only=True) as store:
         plans = sorted(await store.plans(demo.site_url))
         videos = await store.videos(limit=None)
