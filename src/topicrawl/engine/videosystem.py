@@ -364,7 +364,7 @@ class VideoSystem:
             if self._plan is not None:
                 return True  # a plan to follow, or to lead on from
             try:
-                await self._under_lease(store, self._crawl_and_plan(store))
+                await self._under_lease(self._crawl_and_plan(store))
             except _LeaseLost:
                 self._step_down("during the first crawl")
             else:
@@ -613,7 +613,7 @@ class VideoSystem:
             if self._leading:
                 try:
                     work = self._rank_accounts(client, accounts, self.clock.now())
-                    await self._under_lease(store, work)
+                    await self._under_lease(work)
                 except _LeaseLost:
                     self._step_down("during the account ranking")
                 else:
@@ -690,9 +690,9 @@ class VideoSystem:
         self._leading = True
         await self._follow(store, now)
         if self._plan is None:
+            what = "took no lease" if current is None else "let its lease expire"
             self._say(
-                f"node {s.node}: the lease of node {old} expired before its first plan; "
-                "crawling in its place"
+                f"node {s.node}: node {old} {what} before its first plan; crawling in its place"
             )
         else:
             self._say(
@@ -732,7 +732,7 @@ class VideoSystem:
             if not held:
                 self._step_down("while this node was busy")
 
-    async def _under_lease(self, store: VideoStore, work: Coroutine[Any, Any, _T]) -> _T:
+    async def _under_lease(self, work: Coroutine[Any, Any, _T]) -> _T:
         """Run ``work`` (the first crawl and plan, an account ranking) as the leader's work: it
         is cancelled when this node steps down meanwhile (:meth:`_keep_lease` renews the
         lease); with no lease, just run it.
@@ -787,9 +787,7 @@ class VideoSystem:
                     self._records = await store.records()
                     await self._replan(store, now)
                     if client is not None:
-                        await self._under_lease(
-                            store, self._rank_accounts(client, io.accounts, now)
-                        )
+                        await self._under_lease(self._rank_accounts(client, io.accounts, now))
                     next_plan = now + s.tiers.recompute_period
                 except _LeaseLost:
                     self._step_down("while planning")
