@@ -25,6 +25,8 @@ from topicrawl.cli.app import app as cli_app
 from topicrawl.storage.schema import (
     account_runs,
     accounts,
+    leader_leases,
+    leader_terms,
     node_rounds,
     system_visits,
     video_tiers,
@@ -38,7 +40,16 @@ from topicrawl.web.system_view import MAX_TEXT
 
 HOSTILE_TITLE = f"<script>alert('{MARKER}')</script><img src=x onerror=alert(1)>"
 HUGE = "長" * 10_000 + "<b>tail</b>"  # far over the cap; forty copies far over a page
-SYSTEM_TABLES = (account_runs, accounts, videos, video_tiers, system_visits, node_rounds)
+SYSTEM_TABLES = (
+    account_runs,
+    accounts,
+    videos,
+    video_tiers,
+    system_visits,
+    node_rounds,
+    leader_leases,
+    leader_terms,
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +72,18 @@ def video_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 (source, f"http://evil.test/{key}", title, json.dumps([HOSTILE_TITLE]),
                  json.dumps([HUGE] * 40), json.dumps({"plays": 1.0}), planned),
             )  # fmt: skip
+        # A lease as two nodes leave it: a took it, b took it over; b's name is hostile.
+        connection.execute(
+            "INSERT INTO leader_leases VALUES (?, ?, 2, ?, ?, ?)",
+            (source, HOSTILE_TITLE, planned, planned + 5, planned + 60),
+        )
+        connection.executemany(
+            "INSERT INTO leader_terms VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (source, 1, "a", planned - 100, None, None),
+                (source, 2, HOSTILE_TITLE, planned, "a", planned - 1),
+            ],
+        )
         connection.execute(
             "UPDATE accounts SET display_name = ? WHERE account_id = "
             "(SELECT min(account_id) FROM accounts)",
@@ -210,6 +233,36 @@ def test_node_rounds(client: TestClient, video_db: Path) -> None:
     assert [n["node"] for n in data["nodes"]] == ["local"]
     assert data["nodes"][0]["items"] == items
     assert data["nodes"][0]["visits"] == _rows(video_db, "SELECT count(*) FROM system_visits")[0][0]
+
+
+def test_node_rounds_show_the_leader_and_its_terms(client: TestClient, video_db: Path) -> None:
+    ((source, planned),) = _rows(video_db, "SELECT source, max(planned_at) FROM videos")
+    (leader,) = _get(client, "/api/node-rounds")["leaders"]
+    assert (leader["source"], leader["holder"], leader["term"]) == (source, HOSTILE_TITLE, 2)
+    assert leader["expires"] == planned + 60
+    assert [(t["term"], t["holder"], t["previous"]) for t in leader["terms"]] == [
+        (2, HOSTILE_TITLE, "a"),
+        (1, "a", None),
+    ]
+    page = client.get("/node-rounds").text
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert" in page  # shown, escaped
+
+
+def test_node_rounds_of_a_database_before_leader_tables(video_db: Path, tmp_path: Path) -> None:
+    old = tmp_path / "old.db"
+    shutil.copy(video_db, old)
+    connection = sqlite3.connect(old)
+    connection.execute("DELETE FROM schema_version WHERE version >= 16")
+    connection.execute("DROP TABLE leader_terms")
+    connection.execute("DROP TABLE leader_leases")
+    connection.commit()
+    connection.close()
+    for c in _client(str(old)):
+        data = _get(c, "/api/node-rounds")
+        assert data["leaders"] == []
+        assert [n["node"] for n in data["nodes"]] == ["local"]
+        assert c.get("/node-rounds").status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -118,8 +118,9 @@ def run_command(  # noqa: PLR0917 - typer maps each option to a parameter
         float | None,
         typer.Option(
             min=0.001,
-            help="Seconds the leader's lease lasts unless renewed; a follower takes over an "
-            "expired one (default: a twentieth of the re-plan period, at least 60).",
+            help="Seconds the leader's lease lasts unless renewed (every third of it, also "
+            "while crawling or ranking); a follower takes over an expired one, before the "
+            "first plan too (default: a twentieth of the re-plan period, at least 60).",
         ),
     ] = None,
     policy: Annotated[

@@ -21,8 +21,10 @@
     │   ├── DatabaseLocked          another process holds the database: stop it or use another file
     │   └── DatabaseCorrupt         the file is not a usable database: restore or remove it
     └── FrontierError               the frontier's store failed
-        └── FrontierLocked          another connection held the file past the busy timeout:
-                                    the changes stay pending and are written later
+        ├── FrontierLocked          another connection held the file past the busy timeout:
+        │                           the changes stay pending and are written later
+        └── FrontierInUse           another crawl holds the database's frontier: stop it, or
+                                    wait for it to end
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "DatabaseLocked",
     "FetchError",
     "FrontierError",
+    "FrontierInUse",
     "FrontierLocked",
     "LeaseLost",
     "OutOfScope",
@@ -191,6 +194,11 @@ class LeaseLost(TopicrawlError):
 
 class FrontierError(TopicrawlError):
     """The frontier's backing store failed."""
+
+
+class FrontierInUse(FrontierError):
+    """Another crawl (in this process or another) holds the database's frontier lock; it is
+    free again once that crawl ends."""
 
 
 class FrontierLocked(FrontierError):

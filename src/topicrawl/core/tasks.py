@@ -7,7 +7,7 @@ import asyncio
 __all__ = ["cancel_and_wait"]
 
 
-async def cancel_and_wait(task: asyncio.Task[None], *, every: float = 1.0) -> None:
+async def cancel_and_wait(task: asyncio.Task[object], *, every: float = 1.0) -> None:
     """Cancel ``task`` and wait until it has ended; an error it ended with is raised.
 
     The cancellation is repeated every ``every`` seconds while the task goes on: code it awaits

@@ -252,10 +252,15 @@ async def run_account_pipeline(
     by_account = {m.account.id: m for m in matches}
     keep = {a for a, m in by_account.items() if m.step in s.keep_steps}
     documents = {a: "\n".join(e.post.text for e in tl) for a, tl in timelines.items()}
-    scores = LdaFilter(s.domain_words + tuple(usable), settings=s.lda).score(documents, keep=keep)
+    # The LDA and the PageRank run in a thread: seconds of CPU would hold up the event loop
+    # (in the video system, the renewal of the leader's lease among other things).
+    lda = LdaFilter(s.domain_words + tuple(usable), settings=s.lda)
+    scores = await asyncio.to_thread(lda.score, documents, keep=keep)
     report("lda", len(scores), len(scores))
     signals = {a: signals_of(graph.accounts[a].followers, timelines[a]) for a in graph.accounts}
-    influence = weighted_pagerank(graph.accounts, graph.edges, signals, s.influence)
+    influence = await asyncio.to_thread(
+        weighted_pagerank, graph.accounts, graph.edges, signals, s.influence
+    )
     kept = [a for a in graph.accounts if scores[a].kept]
     tiers = assign_tiers({a: influence.get(a, 0.0) for a in kept}, s.tiers)
     records = tuple(

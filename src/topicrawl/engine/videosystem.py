@@ -30,15 +30,21 @@ node's real time per item in a round (between two plans) is kept in ``node_round
 leader's next plan places new videos and new accounts by those measured rates (what is placed
 stays while its node is listed).
 
-**Leadership is a lease** in the shared database (:meth:`VideoStore.take_lease`): the first
-node takes it at start and renews it every third of ``lease_ttl`` of the clock (it wakes for
-that); a follower that finds it expired when it looks for a plan takes it over, continues the
+**Leadership is a lease** in the shared database (:meth:`VideoStore.take_lease`, the table
+``leader_leases``): the first node takes it at start and renews it every third of
+``lease_ttl`` of the clock: a task beside its work renews it whatever the node is doing
+(crawling, planning, ranking accounts, revisiting; :meth:`VideoSystem._keep_lease`), and
+between revisits on a simulated clock the node wakes for it. A follower
+that finds it expired whenever it looks for the leader's work (its first plan, its account
+ranking, a later plan) takes it over: before any plan exists it makes the first crawl (which
+resumes the dead leader's, on SQLite) and the first plan itself; after one, it continues the
 leader's plans from the database (the next one a ``recompute_period`` after the last, so no
 week is planned twice) and places the dead leader's videos and accounts on the live nodes. A
-leader that finds the lease taken steps down and follows. Partial: the first crawl and the
-account pipeline run on the leader alone rather than split between nodes, a leader that dies
-before its first plan is not replaced, and the lease is not renewed during a crawl or an
-account ranking (``lease_ttl`` must outlast them).
+lease nobody took (the first node died before it could) is taken the same way once a
+``lease_ttl`` has passed since the follower started. A leader that finds the lease taken
+(while revisiting, crawling or ranking: that work is cancelled) steps down and follows.
+Partial: the first crawl and the account pipeline run on the leader alone rather than split
+between nodes.
 """
 
 from __future__ import annotations
@@ -49,14 +55,15 @@ import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from topicrawl.core.config import CrawlSettings, FetchSettings, PolitenessSettings
-from topicrawl.core.errors import ConfigError, FetchError
+from topicrawl.core.errors import ConfigError, FetchError, FrontierInUse, StorageError
 from topicrawl.core.models import Request
+from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.engine.accounts import (
     AccountPipelineSettings,
     AccountRun,
@@ -90,6 +97,12 @@ POLICIES = ("tiers", "change-rate")
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
+
+_T = TypeVar("_T")
+
+
+class _LeaseLost(Exception):
+    """Another node holds the leader's lease: this one steps down and follows."""
 
 
 @dataclass(frozen=True)
@@ -283,41 +296,33 @@ class VideoSystem:
         report.started_at = start
         span = s.days * s.day_seconds
         patience = start + (s.follow_timeout or span)
-        if self._leased and self._leading:
-            async with VideoStore(s.db) as store:
-                self._leading = await self._hold(store, start)
-            if not self._leading:
-                self._say(f"node {s.node}: another node holds the lease; following")
-        report.pages_crawled = await self._crawl() if self._leading else 0
+        async with VideoStore(s.db) as store:
+            keeper = asyncio.create_task(self._keep_lease(store)) if self._leased else None
+            try:
+                return await self._run(store, start, patience)
+            finally:
+                if keeper is not None:
+                    keeper.cancel()
+                    await asyncio.wait({keeper})
+
+    async def _run(self, store: VideoStore, start: float, patience: float) -> SystemReport:
+        s, report = self.s, self.report
+        span = s.days * s.day_seconds
+        if not await self._first_plan(store, start, wait_until=patience):
+            self._say(f"node {s.node}: no plan from node {s.nodes[0]} in time")
+            report.ended_at = self.clock.now()
+            return report
         async with (
-            VideoStore(s.db) as store,
             PageHistory(s.db) as history,
             open_parser_library(s.parsers, s.db) as library,
             AccountStore(s.db) as accounts,
         ):
             assert library is not None
-            if self._leading:
-                self._records = await store.records()
-                report.records = len(self._records)
-                await self._replan(store, self.clock.now())  # after the crawl
-                if not self._plan or not self._plan.tiers:
-                    raise ConfigError(
-                        f"the crawl of {s.site} stored no record of schema {s.detail_schema!r}: "
-                        "check the schemas' domains and paths"
-                    )
-            elif not await self._follow(store, start, wait_until=patience):
-                self._say(f"node {s.node}: no plan from node {s.nodes[0]} in time")
-                report.ended_at = self.clock.now()
-                return report
             client = AccountsClient(s.api) if s.api else None
             try:
                 if client is not None:
                     await client.__aenter__()
-                    if self._leading:
-                        await self._rank_accounts(client, accounts, self.clock.now())
-                    elif not await self._follow_accounts(
-                        client, accounts, self.clock.now(), wait_until=patience
-                    ):
+                    if not await self._first_ranking(client, store, accounts, patience):
                         self._say(f"node {s.node}: no account ranking yet; looking on")
                 end = self.clock.now() + span  # the revisits' days count from here
                 fetcher = HttpFetcher(settings=FetchSettings())
@@ -341,6 +346,52 @@ class VideoSystem:
         return report
 
     # -- the crawl and the plans --------------------------------------------------------------
+
+    async def _first_plan(self, store: VideoStore, start: float, *, wait_until: float) -> bool:
+        """Lead (take the lease, crawl and plan), or follow: wait for the leader's first plan,
+        and take the lease over to crawl and plan in the leader's place when it expires
+        before there is one. Whether this node has a plan (False: none by ``wait_until``)."""
+        s = self.s
+        if self._leased and self._leading:
+            self._leading = await self._hold(store, start)
+            if not self._leading:
+                self._say(f"node {s.node}: another node holds the lease; following")
+        while True:
+            if not self._leading and not await self._await_leader(
+                store, lambda: self._follow(store, self.clock.now()), wait_until
+            ):
+                return False
+            if self._plan is not None:
+                return True  # a plan to follow, or to lead on from
+            try:
+                await self._under_lease(self._crawl_and_plan(store))
+            except _LeaseLost:
+                self._step_down("during the first crawl")
+            else:
+                return True
+
+    async def _crawl_and_plan(self, store: VideoStore) -> None:
+        s, report = self.s, self.report
+        # A leader that lost its lease while crawling stops its crawl within a look of its
+        # lease keeper (this node may have taken the lease from a live but slow one).
+        patience = time.monotonic() + min(s.lease, 60.0) + 10.0
+        while True:
+            try:
+                report.pages_crawled = await self._crawl()
+                break
+            except FrontierInUse:
+                if time.monotonic() > patience:
+                    raise
+                self._say(f"node {s.node}: another crawl holds the frontier; waiting for it")
+                await asyncio.sleep(min(s.lease / 6, 1.0))
+        self._records = await store.records()
+        report.records = len(self._records)
+        await self._replan(store, self.clock.now())
+        if not self._plan or not self._plan.tiers:
+            raise ConfigError(
+                f"the crawl of {s.site} stored no record of schema {s.detail_schema!r}: "
+                "check the schemas' domains and paths"
+            )
 
     async def _crawl(self) -> int:
         from topicrawl.engine.build import run_crawl  # noqa: PLC0415 - the crawl's whole stack
@@ -376,7 +427,16 @@ class VideoSystem:
         return weights
 
     async def _replan(self, store: VideoStore, now: float) -> None:
+        """Plan the videos found in ``self._records`` and save the plan.
+
+        Raises:
+            _LeaseLost: another node leads now (checked right before the plan is written: the
+                renewal gives this node a whole ``lease_ttl`` to write it in).
+        """
         s = self.s
+        if self._leased and not await self._hold(store, now):
+            self._step_down("before its plan")
+            raise _LeaseLost
         found = videos_from_records(self._records, detail_schema=s.detail_schema)
         previous = self._plan
         plan = plan_videos(
@@ -457,26 +517,20 @@ class VideoSystem:
             tier = tier_of_period(interval, s.tiers)
             self._pages[url] = _Due(max(now, due.last + interval), tier, due.node, due.last)
 
-    async def _follow(
-        self, store: VideoStore, now: float, *, wait_until: float | None = None
-    ) -> bool:
+    async def _follow(self, store: VideoStore, now: float) -> bool:
         """A following node takes the leader's latest plan if it is newer than the one it
-        follows (with ``wait_until``, it waits for one until then); whether it took one.
-        Before a plan falls due, this node's round is written for the leader to weigh."""
+        follows; whether it took one. Before a plan falls due, this node's round is written
+        for the leader to weigh."""
         s = self.s
         due = self._planned_at + s.tiers.recompute_period
         if self._round and self._planned_at and now >= due - 2 * s.poll:
             rounds = {n: (int(i), t) for n, (i, t) in self._round.items()}
             await store.add_rounds(self.source, now, rounds)
             self._round = {}
-        while True:
-            rows = await store.videos(source=self.source, limit=None)
-            planned = max((float(r["planned_at"]) for r in rows), default=0.0)
-            if planned > self._planned_at:
-                break
-            if wait_until is None or self.clock.now() + s.poll > wait_until:
-                return False
-            await self.clock.sleep_until(self.clock.now() + s.poll)
+        rows = await store.videos(source=self.source, limit=None)
+        planned = max((float(r["planned_at"]) for r in rows), default=0.0)
+        if planned <= self._planned_at:
+            return False
         latest = [r for r in rows if float(r["planned_at"]) == planned]
         plan = VideoPlan(
             popularity={r["video"]: float(r["popularity"]) for r in latest},
@@ -546,24 +600,42 @@ class VideoSystem:
             last = old.last if old else now
             self._accounts[account_id] = _Due(max(now, last + period), tier, node, last)
 
-    async def _follow_accounts(
+    async def _first_ranking(
         self,
         client: AccountsClient,
-        store: AccountStore,
-        now: float,
-        *,
-        wait_until: float | None = None,
+        store: VideoStore,
+        accounts: AccountStore,
+        wait_until: float,
     ) -> bool:
-        """A following node takes the leader's latest account ranking if it is new (with
-        ``wait_until``, it waits for one until then); whether it took one."""
+        """Rank the accounts (leading), or wait for the leader's ranking and take the lease
+        over to rank them in its place when it expires first; whether there is a ranking."""
         while True:
-            runs = await store.runs(limit=20)
-            done = [r for r in runs if r.source == client.source and r.status == "done"]
-            if done and done[0].id != self._run_id:
-                break
-            if wait_until is None or self.clock.now() + self.s.poll > wait_until:
+            if self._leading:
+                try:
+                    work = self._rank_accounts(client, accounts, self.clock.now())
+                    await self._under_lease(work)
+                except _LeaseLost:
+                    self._step_down("during the account ranking")
+                else:
+                    return True
+            if not await self._await_leader(
+                store,
+                lambda: self._follow_accounts(client, accounts, self.clock.now()),
+                wait_until,
+            ):
                 return False
-            await self.clock.sleep_until(self.clock.now() + self.s.poll)
+            if not self._leading:
+                return True
+
+    async def _follow_accounts(
+        self, client: AccountsClient, store: AccountStore, now: float
+    ) -> bool:
+        """A following node takes the leader's latest account ranking if it is new; whether
+        it took one."""
+        runs = await store.runs(limit=20)
+        done = [r for r in runs if r.source == client.source and r.status == "done"]
+        if not done or done[0].id == self._run_id:
+            return False
         self._run_id = done[0].id
         if not self._seen_posts:
             self._seen_posts = await store.post_ids(client.source)
@@ -580,27 +652,112 @@ class VideoSystem:
         """Take or renew the leader's lease; whether this node holds it."""
         s = self.s
         assert s.node is not None
-        held = await store.take_lease(self.source, s.nodes.index(s.node), now + s.lease, now=now)
+        held = await store.take_lease(self.source, s.node, now + s.lease, now=now)
         self._renew_at = now + s.lease / 3
         return held
 
+    async def _await_leader(
+        self, store: VideoStore, found: Callable[[], Awaitable[bool]], wait_until: float
+    ) -> bool:
+        """Wait for what the leader writes (``found``: its plan, its account ranking), looking
+        every ``poll`` of the clock until ``wait_until``, and take the lease over when it
+        expires meanwhile; whether it was found or this node now leads."""
+        while True:
+            if await found():
+                return True
+            now = self.clock.now()
+            if self._leased and await self._take_over(store, now):
+                return True
+            if now + self.s.poll > wait_until:
+                return False
+            await self.clock.sleep_until(now + self.s.poll)
+
     async def _take_over(self, store: VideoStore, now: float) -> bool:
-        """Lead in place of a leader whose lease expired; whether this node now leads. It
-        continues from the latest plan in the database."""
+        """Lead in place of a leader whose lease expired (or who never took it, a
+        ``lease_ttl`` after this node started); whether this node now leads. It continues
+        from the latest plan in the database, if there is one."""
         s = self.s
         current = await store.lease(self.source)
-        if current is None or current[1] > now or not await self._hold(store, now):
+        if current is None and now < self.report.started_at + s.lease:
+            return False  # the first node may not have started yet
+        if current is not None and current.expires > now:
             return False
-        old = s.nodes[current[0]] if 0 <= current[0] < len(s.nodes) else None
-        if old is not None and old != s.node:
+        if not await self._hold(store, now):
+            return False
+        old = s.nodes[0] if current is None else current.holder
+        if old in s.nodes and old != s.node:
             self._gone.add(old)
         self._leading = True
         await self._follow(store, now)
-        self._say(
-            f"node {s.node}: the lease of node {old} expired; leading from the plan made at "
-            f"{self._planned_at}"
-        )
+        if self._plan is None:
+            what = "took no lease" if current is None else "let its lease expire"
+            self._say(
+                f"node {s.node}: node {old} {what} before its first plan; crawling in its place"
+            )
+        else:
+            self._say(
+                f"node {s.node}: the lease of node {old} expired; leading from the plan made "
+                f"at {self._planned_at}"
+            )
         return True
+
+    def _step_down(self, during: str) -> None:
+        """Follow from now on: another node holds the lease (:meth:`_under_lease` cancels the
+        leader's work in hand)."""
+        if not self._leading:
+            return
+        self._leading = False
+        self._say(f"node {self.s.node}: another node took the lease {during}; following")
+
+    async def _keep_lease(self, store: VideoStore) -> None:
+        """Renew the lease every third of its term while this node leads, whatever it is doing
+        (crawling, planning, ranking accounts, revisiting); step down when another node has
+        taken it.
+
+        It looks at the clock every sixth of the lease in real seconds (at most one): on the
+        system clock that is a sixth of the lease. A simulated clock moves only when the nodes
+        wait on it, and the revisit loop wakes for the renewal on that clock itself.
+        """
+        look = min(self.s.lease / 6, 1.0)
+        while True:
+            await asyncio.sleep(look)
+            now = self.clock.now()
+            if not self._leading or now < self._renew_at:
+                continue
+            try:
+                held = await self._hold(store, now)
+            except StorageError as exc:
+                log.warning("renewing the leader's lease failed (tried again): %s", exc)
+                continue
+            if not held:
+                self._step_down("while this node was busy")
+
+    async def _under_lease(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``work`` (the first crawl and plan, an account ranking) as the leader's work: it
+        is cancelled when this node steps down meanwhile (:meth:`_keep_lease` renews the
+        lease); with no lease, just run it.
+
+        Raises:
+            _LeaseLost: another node took the lease (``work`` was cancelled, or its result is
+                dropped: the new leader does that work).
+        """
+        if not self._leased:
+            return await work
+        look = min(self.s.lease / 6, 1.0)
+        task = asyncio.create_task(work)
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=look)
+                if not self._leading and not task.done():
+                    task.cancel()  # again at each look: a cancellation can be swallowed
+        finally:
+            if not task.done():  # this node is stopping
+                await cancel_and_wait(task)
+        if not self._leading:
+            if not task.cancelled():
+                task.exception()  # retrieved: what it ended with is the new leader's to redo
+            raise _LeaseLost
+        return task.result()
 
     # -- revisits -----------------------------------------------------------------------------
 
@@ -621,17 +778,20 @@ class VideoSystem:
             leasing = self._leased and self._leading
             await self.clock.sleep_until(min(soonest, self._renew_at) if leasing else soonest)
             now = self.clock.now()
-            renew = leasing and (now >= self._renew_at or now >= next_plan)
-            if renew and not await self._hold(store, now):
-                self._leading = False
-                self._say(f"node {s.node}: another node took the lease; following")
-                next_plan = now
+            if leasing and now >= self._renew_at and not await self._hold(store, now):
+                self._step_down("at its renewal")
+            if leasing and not self._leading:
+                next_plan = now  # look for the new leader's plan at once
             if now >= next_plan and self._leading:
-                self._records = await store.records()
-                await self._replan(store, now)
-                if client is not None:
-                    await self._rank_accounts(client, io.accounts, now)
-                next_plan = now + s.tiers.recompute_period
+                try:
+                    self._records = await store.records()
+                    await self._replan(store, now)
+                    if client is not None:
+                        await self._under_lease(self._rank_accounts(client, io.accounts, now))
+                    next_plan = now + s.tiers.recompute_period
+                except _LeaseLost:
+                    self._step_down("while planning")
+                    next_plan = now
             elif now >= next_plan:
                 if self._leased and await self._take_over(store, now):
                     next_plan = self._planned_at + s.tiers.recompute_period
@@ -645,6 +805,8 @@ class VideoSystem:
             pages = [u for u, d in self._pages.items() if d.at <= now]
             people = [a for a, d in self._accounts.items() if d.at <= now]
             visits = await self._visit_all(pages, people, io)
+            if leasing and not self._leading:
+                next_plan = self.clock.now()  # the lease was lost during the visits
             await io.library.sync()
             await store.add_visits(self.source, visits)
             if client is not None and people:

@@ -53,7 +53,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple, Self
 
-from topicrawl.core.errors import ConfigError, FrontierError, FrontierLocked
+from topicrawl.core.errors import ConfigError, FrontierError, FrontierInUse, FrontierLocked
 from topicrawl.core.models import EMPTY_REASONS, Request
 from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.frontier._schedule import (
@@ -827,7 +827,8 @@ def frontier_lock(path: Path) -> Iterator[None]:
     crawls of one database are refused whichever frontier each uses.
 
     Raises:
-        FrontierError: another frontier or crawl holds it.
+        FrontierInUse: another frontier or crawl holds it.
+        FrontierError: the lock file cannot be created.
     """
     fd = _lock(path)
     try:
@@ -850,7 +851,7 @@ def _lock(path: Path) -> int | None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
         os.close(fd)
-        raise FrontierError(
+        raise FrontierInUse(
             f"{path} is in use by another frontier (it holds {lock_path}); "
             "stop the other crawl or use another file"
         ) from exc

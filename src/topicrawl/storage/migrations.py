@@ -48,6 +48,7 @@ from topicrawl.storage.schema import (
     ACCOUNT_TABLES,
     FOCUS_TABLES,
     KG_TABLES,
+    LEADER_TABLES,
     PAGE_TOPIC_COLUMNS,
     PAGE_TOPIC_INDEXES,
     PARSER_TABLES,
@@ -57,7 +58,10 @@ from topicrawl.storage.schema import (
     VIDEO_TABLES,
     Id,
     failures,
+    leader_leases,
+    leader_terms,
     metadata,
+    node_rounds,
     pages,
     run_samples,
     runs,
@@ -267,6 +271,34 @@ def _dashboard_search(connection: Connection) -> None:
     add_search_vector(connection)
 
 
+# Schema 13-15 kept a run's leader lease as this reserved row of ``node_rounds``: node "" and
+# ``at`` 0, ``items`` the holder's index in the run's node list, ``seconds`` when it expired.
+_OLD_LEASE_NODE = ""
+
+
+def _leader_leases(connection: Connection) -> None:
+    """Schema 16: the video system's leader lease in a table of its own, with its takeover log.
+
+    A lease kept as a reserved row of ``node_rounds`` is moved over and its row deleted. That
+    row named its holder by index in the run's node list, not by name: the moved lease's holder
+    is ``#<index>``, which no node is, so it is honoured until it expires and then taken over
+    as any other (a node whose name was never ``#<index>`` cannot renew it).
+    """
+    create_tables(*LEADER_TABLES)(connection)
+    old = (node_rounds.c.node == _OLD_LEASE_NODE) & (node_rounds.c.at == 0)
+    rows = connection.execute(
+        select(node_rounds.c.source, node_rounds.c["items"], node_rounds.c.seconds).where(old)
+    ).all()
+    for source, index, expires in rows:
+        holder = f"#{int(index)}"
+        lease = {"source": source, "holder": holder, "term": 1, "expires": float(expires)}
+        connection.execute(insert(leader_leases).values(**lease, taken_at=None, renewed_at=None))
+        connection.execute(
+            insert(leader_terms).values(source=source, term=1, holder=holder, taken_at=None)
+        )
+    connection.execute(delete(node_rounds).where(old))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, pages, links and failures", _create_v1),
     Migration(2, "links packed into pages.links; links table dropped", _links_into_pages),
@@ -309,6 +341,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(14, "dashboard search (PostgreSQL): pages indexed by status", add_status_index),
     Migration(15, "pages.cjk: the CJK index's triggers test a flag, not a GLOB", flag_cjk_pages),
+    Migration(
+        16, "video system: the leader's lease and its terms in tables of their own", _leader_leases
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

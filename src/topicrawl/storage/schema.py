@@ -34,6 +34,7 @@ __all__ = [
     "ACCOUNT_TABLES",
     "FOCUS_TABLES",
     "KG_TABLES",
+    "LEADER_TABLES",
     "PAGE_TOPIC_COLUMNS",
     "PAGE_TOPIC_INDEXES",
     "PARSER_TABLES",
@@ -56,6 +57,8 @@ __all__ = [
     "kg_relation_urls",
     "kg_relations",
     "labels",
+    "leader_leases",
+    "leader_terms",
     "metadata",
     "node_rounds",
     "page_history",
@@ -650,3 +653,32 @@ node_rounds = Table(
 )
 
 SYSTEM_TABLES: tuple[Table, ...] = (videos, video_tiers, system_visits, node_rounds)
+
+# -- the video system's leader (schema version 16) -----------------------------------------------
+# Which node of a run leads it (crawls, plans, ranks accounts): a lease on the system's clock,
+# renewed by its holder and taken over by another node once it has expired. One row a source.
+leader_leases = Table(
+    "leader_leases",
+    metadata,
+    Column("source", Text, primary_key=True, comment="the video site's base URL"),
+    Column("holder", Text, nullable=False, comment="the leading node's name"),
+    Column("term", Integer, nullable=False, comment="1 for the first holder, +1 a takeover"),
+    Column("taken_at", Double, nullable=True, comment="when the term began (NULL: unknown)"),
+    Column("renewed_at", Double, nullable=True, comment="the holder's last renewal"),
+    Column("expires", Double, nullable=False, comment="the clock's time the lease ends"),
+)
+
+# Every term of a lease: who took it, when, and from whom (the takeover log).
+leader_terms = Table(
+    "leader_terms",
+    metadata,
+    Column("source", Text, nullable=False),
+    Column("term", Integer, nullable=False),
+    Column("holder", Text, nullable=False),
+    Column("taken_at", Double, nullable=True),
+    Column("previous", Text, nullable=True, comment="the holder before (NULL: the first)"),
+    Column("previous_expires", Double, nullable=True, comment="when its lease had ended"),
+    PrimaryKeyConstraint("source", "term"),
+)
+
+LEADER_TABLES: tuple[Table, ...] = (leader_leases, leader_terms)

@@ -1,14 +1,14 @@
-"""Seed 004's system tables (migration 13): videos, their tiers per plan, every revisit.
+"""Seed 004's system tables (migration 13): videos, their tiers per plan, every revisit; and
+the leader's lease (migration 16).
 
 :class:`VideoStore` opens its own engine on the crawl database (applying missing migrations
 unless read-only), like :class:`~topicrawl.storage.accountstore.AccountStore`. It also reads
 the parser library's records with their schema names (``page_records``), which is what the
 system groups into videos.
 
-The leader's lease (which node plans, renewed by it, taken over when it expires) is a reserved
-row of ``node_rounds``: node ``""`` (no node has an empty name), ``at`` 0, ``items`` the
-holder's index in the run's node list and ``seconds`` when the lease expires on the system's
-clock. (A table of its own needs a migration; this row keeps the schema as it is.)
+The leader's lease (which node crawls, plans and ranks accounts; renewed by it, taken over
+when it expires) is a row of ``leader_leases`` per source, its times on the system's clock;
+each term (a first take or a takeover) is a row of ``leader_terms``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from topicrawl.core.errors import StorageError
@@ -27,6 +27,8 @@ from topicrawl.revisit.videoplan import Video, VideoPlan
 from topicrawl.storage.accountstore import upsert_rows
 from topicrawl.storage.opening import SideStore
 from topicrawl.storage.schema import (
+    leader_leases,
+    leader_terms,
     node_rounds,
     page_records,
     system_visits,
@@ -34,10 +36,7 @@ from topicrawl.storage.schema import (
     videos,
 )
 
-__all__ = ["LEASE_NODE", "VideoStore", "Visit"]
-
-LEASE_NODE = ""
-"""The ``node_rounds.node`` of the leader's lease row."""
+__all__ = ["LeaderLease", "LeaderTerm", "VideoStore", "Visit"]
 
 _CHUNK = 400
 
@@ -55,6 +54,28 @@ class Visit:
     status: int
     changed: bool
     found: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderLease:
+    """Who leads a source's system until when (a row of ``leader_leases``)."""
+
+    holder: str
+    expires: float
+    term: int
+    taken_at: float | None
+    renewed_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderTerm:
+    """One term of a lease: its holder, when it began and whose expired lease it took."""
+
+    term: int
+    holder: str
+    taken_at: float | None
+    previous: str | None
+    previous_expires: float | None
 
 
 class VideoStore(SideStore):
@@ -192,55 +213,85 @@ class VideoStore(SideStore):
     async def last_rounds(self, source: str) -> dict[str, tuple[int, float]]:
         """Each node's latest measured round (nodes of every process on this database)."""
         rows = await self._fetch(
-            select(node_rounds)
-            .where(node_rounds.c.source == source, node_rounds.c.node != LEASE_NODE)
-            .order_by(node_rounds.c.at)
+            select(node_rounds).where(node_rounds.c.source == source).order_by(node_rounds.c.at)
         )
         return {row.node: (int(row.items), float(row.seconds)) for row in rows}
 
-    async def lease(self, source: str) -> tuple[int, float] | None:
-        """The leader's lease of ``source``: the holder's node index and when it expires."""
-        rows = await self._fetch(select(node_rounds.c["items"], node_rounds.c.seconds).where(
-            self._lease_row(source)
-        ))  # fmt: skip
-        return (int(rows[0][0]), float(rows[0][1])) if rows else None
+    async def lease(self, source: str) -> LeaderLease | None:
+        """The leader's lease of ``source`` (None: nobody has taken it yet)."""
+        rows = await self._fetch(select(leader_leases).where(leader_leases.c.source == source))
+        if not rows:
+            return None
+        row = rows[0]
+        return LeaderLease(
+            row.holder, float(row.expires), int(row.term), row.taken_at, row.renewed_at
+        )
 
-    async def take_lease(self, source: str, holder: int, until: float, *, now: float) -> bool:
+    async def take_lease(self, source: str, holder: str, until: float, *, now: float) -> bool:
         """Hold (or renew) the leader's lease of ``source`` until ``until`` if nobody else
-        holds it at ``now``; whether this holder has it. Atomic: of nodes racing for an
-        expired lease, one wins (compare and set on the row as read)."""
+        holds it at ``now``; whether ``holder`` has it. Atomic: of nodes racing for an expired
+        lease, one wins (compare and set on the term and holder as read); a takeover starts a
+        new term, logged in ``leader_terms``."""
         current = await self.lease(source)
         if current is None:
-            row = {"source": source, "node": LEASE_NODE, "at": 0.0, "items": holder,
-                   "seconds": until}  # fmt: skip
             try:
                 async with self._write() as connection:
-                    await connection.execute(insert(node_rounds), [row])
+                    await connection.execute(
+                        insert(leader_leases).values(
+                            source=source, holder=holder, term=1, taken_at=now,
+                            renewed_at=now, expires=until,
+                        )
+                    )  # fmt: skip
+                    await connection.execute(
+                        insert(leader_terms).values(
+                            source=source, term=1, holder=holder, taken_at=now
+                        )
+                    )
             except StorageError as exc:
                 if isinstance(exc.__cause__, IntegrityError):
-                    return False  # another node inserted it first
+                    return False  # another node took it first
                 raise
             return True
-        was, expires = current
-        if was != holder and expires > now:
+        if current.holder != holder and current.expires > now:
             return False
+        taking = current.holder != holder
+        term = current.term + 1 if taking else current.term
         async with self._write() as connection:
             result = await connection.execute(
-                update(node_rounds)
+                update(leader_leases)
                 .where(
-                    self._lease_row(source),
-                    node_rounds.c["items"] == was,
-                    node_rounds.c.seconds == expires,
+                    leader_leases.c.source == source,
+                    leader_leases.c.term == current.term,
+                    leader_leases.c.holder == current.holder,
                 )
-                .values(items=holder, seconds=until)
+                .values(
+                    holder=holder,
+                    term=term,
+                    taken_at=now if taking else current.taken_at,
+                    renewed_at=now,
+                    expires=until,
+                )
             )
-        return bool(result.rowcount == 1)
+            won = bool(result.rowcount == 1)
+            if won and taking:
+                await connection.execute(
+                    insert(leader_terms).values(
+                        source=source, term=term, holder=holder, taken_at=now,
+                        previous=current.holder, previous_expires=current.expires,
+                    )
+                )  # fmt: skip
+        return won
 
-    @staticmethod
-    def _lease_row(source: str) -> Any:
-        return and_(
-            node_rounds.c.source == source, node_rounds.c.node == LEASE_NODE, node_rounds.c.at == 0
+    async def lease_terms(self, source: str) -> list[LeaderTerm]:
+        """Every term of ``source``'s lease, the first first."""
+        rows = await self._fetch(
+            select(leader_terms)
+            .where(leader_terms.c.source == source)
+            .order_by(leader_terms.c.term)
         )
+        return [
+            LeaderTerm(r.term, r.holder, r.taken_at, r.previous, r.previous_expires) for r in rows
+        ]
 
     async def placed(self, source: str) -> Mapping[str, str]:
         """Each stored video's node."""

@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse
 
 from topicrawl.web.state import dashboard
 from topicrawl.web.system_view import (
+    LEADER_SCHEMA,
     MAX_PER_PAGE,
     OUTCOMES,
     Listing,
@@ -164,7 +165,11 @@ async def rounds_shown(
 ) -> Shown:
     """Each node's rounds and totals."""
     engine = dashboard(request).engine
-    data = await _read(request, lambda: node_rounds_data(engine, source=source, page=page, per=per))
+    leaders = dashboard(request).version >= LEADER_SCHEMA
+    data = await _read(
+        request,
+        lambda: node_rounds_data(engine, source=source, page=page, per=per, leaders=leaders),
+    )
     return Shown(data, {"source": source, "per": per if per != 50 else None})
 
 

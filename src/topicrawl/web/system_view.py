@@ -38,14 +38,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from topicrawl.storage.schema import (
     account_runs,
     accounts,
+    leader_leases,
+    leader_terms,
     node_rounds,
     system_visits,
     video_tiers,
     videos,
 )
-from topicrawl.storage.videostore import LEASE_NODE
 
 __all__ = [
+    "LEADER_SCHEMA",
     "MAX_NAMES",
     "MAX_TEXT",
     "SYSTEM_SCHEMA",
@@ -62,6 +64,8 @@ __all__ = [
 SYSTEM_SCHEMA = 13
 """The schema that added the video system's tables (videos, video_tiers, system_visits,
 node_rounds)."""
+LEADER_SCHEMA = 16
+"""The schema that gave the leader's lease its tables (leader_leases, leader_terms)."""
 MAX_TEXT = 300
 """Characters of one crawled string shown (the rest is cut and marked)."""
 MAX_NAMES = 12
@@ -695,17 +699,23 @@ async def _pending(connection: AsyncConnection, source: str | None, as_of: float
 
 
 async def node_rounds_data(
-    engine: AsyncEngine, *, source: str | None = None, page: int = 1, per: int = 50
+    engine: AsyncEngine,
+    *,
+    source: str | None = None,
+    page: int = 1,
+    per: int = 50,
+    leaders: bool = True,
 ) -> dict[str, Any]:
     """Each node: its rounds (items revisited and the real seconds they took, per plan), and
-    what it holds now (videos, accounts) and has done (visits).
+    what it holds now (videos, accounts) and has done (visits); with ``leaders`` (a database
+    of schema 16 or later) each source's leader lease and its terms, newest first.
 
     Raises:
         ValueError: a page out of range.
     """
     listing = Listing("at", page=page, per=per)
     listing.check(("at",))
-    where = [node_rounds.c.node != LEASE_NODE]  # the leader's lease is no round
+    where = []
     if source is not None:
         where.append(node_rounds.c.source == source)
     async with engine.connect() as connection:
@@ -758,6 +768,7 @@ async def node_rounds_data(
         ):
             entry = node(str(name))
             entry.update(rounds=int(n), items=int(items or 0), seconds=float(seconds or 0.0))
+        held = await _leaders(connection, source) if leaders else []
     for entry in nodes.values():
         entry["items_per_second"] = (
             entry["items"] / entry["seconds"] if entry["seconds"] > 0 else None
@@ -767,4 +778,48 @@ async def node_rounds_data(
         "paging": listing.paging(total),
         "nodes": [nodes[k] for k in sorted(nodes)],
         "rounds": [_round(r) for r in rows],
+        "leaders": held,
     }
+
+
+# A source's terms shown at most (a takeover a lease period at worst: a long run has many).
+_TERMS_SHOWN = 20
+
+
+async def _leaders(connection: AsyncConnection, source: str | None) -> list[dict[str, Any]]:
+    """Each source's leader lease: holder, term, expiry, and its latest terms."""
+    where = [] if source is None else [leader_leases.c.source == source]
+    leases = (
+        await connection.execute(
+            select(leader_leases).where(*where).order_by(leader_leases.c.source)
+        )
+    ).all()
+    out: list[dict[str, Any]] = []
+    for lease in leases:
+        terms = await connection.execute(
+            select(leader_terms)
+            .where(leader_terms.c.source == lease.source)
+            .order_by(leader_terms.c.term.desc())
+            .limit(_TERMS_SHOWN)
+        )
+        out.append(
+            {
+                "source": cap(lease.source, 200),
+                "holder": cap(lease.holder, 80),
+                "term": int(lease.term),
+                "taken_at": lease.taken_at,
+                "renewed_at": lease.renewed_at,
+                "expires": float(lease.expires),
+                "terms": [
+                    {
+                        "term": int(t.term),
+                        "holder": cap(t.holder, 80),
+                        "taken_at": t.taken_at,
+                        "previous": None if t.previous is None else cap(t.previous, 80),
+                        "previous_expires": t.previous_expires,
+                    }
+                    for t in terms
+                ],
+            }
+        )
+    return out

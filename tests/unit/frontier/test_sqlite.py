@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from topicrawl.core.errors import ConfigError, FrontierError
+from topicrawl.core.errors import ConfigError, FrontierError, FrontierInUse
 from topicrawl.core.models import Request
 from topicrawl.frontier import SqliteFrontier
 
@@ -118,7 +118,7 @@ async def test_a_second_frontier_on_the_same_file_is_refused(tmp_path: Path) -> 
     path = tmp_path / "crawl.db"
     async with SqliteFrontier(path) as first:
         await first.push([Request("http://a.test/1")])
-        with pytest.raises(FrontierError, match="in use by another frontier"):
+        with pytest.raises(FrontierInUse, match="in use by another frontier"):
             await SqliteFrontier(path).open()
     async with SqliteFrontier(path) as again:
         assert await again.queued() == 1

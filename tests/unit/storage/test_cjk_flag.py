@@ -101,7 +101,7 @@ async def test_migrating_flags_the_pages_the_index_holds(tmp_path: Path) -> None
             )
     assert indexed(path) == {2}
 
-    assert await run_migrations(path, MIGRATIONS) == [15]
+    assert await run_migrations(path, MIGRATIONS[:15]) == [15]
 
     with sqlite3.connect(path) as conn:
         assert dict(conn.execute("SELECT id, cjk FROM pages")) == {1: None, 2: 1, 3: None}
