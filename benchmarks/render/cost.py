@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
 import os
 import statistics
@@ -45,20 +46,38 @@ def _pss(pid: int | None) -> int:
     return total
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and every descendant, living or ended: a process that ended
+    and was waited for is in its parent's children times (Chromium's renderers in the
+    browser's, a browser in Playwright's driver's)."""
+    me = psutil.Process()
+    times = me.cpu_times()
+    total = times.user + times.system
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            times = child.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--renders", type=int, default=5000)
     parser.add_argument("--every", type=int, default=100)
     parser.add_argument("--pages", type=int, default=4, help="pages rendered at once")
     parser.add_argument("--recycle-after", type=int, default=None)
+    parser.add_argument("--recycle-mb", type=int, default=None, help="recycle by memory (PSS)")
+    parser.add_argument("--gc-every", type=int, default=None, help="0: the old pool (no GC)")
+    parser.add_argument("--settle", type=float, default=None)
     parser.add_argument("--out", default="cost.json")
     args = parser.parse_args()
     web = DemoWeb.generate(seed=7, hosts=3, pages_per_host=120)
     spa = web.hosts[2].address
     server = DemoWebServer(web, spa_hosts=[spa])
     options: dict[str, object] = {"pages": args.pages}
-    if args.recycle_after:
-        options["recycle_after"] = args.recycle_after
+    for name in ("recycle_after", "recycle_mb", "gc_every", "settle"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
     settings = BrowserSettings(**options)  # type: ignore[arg-type]
     with server.run_in_thread():
         bound = server.web
@@ -92,10 +111,11 @@ async def main() -> None:
                 done = 0
                 window_start = time.perf_counter()
                 started = window_start
+                cpu_start = cpu_window = _cpu_seconds()
                 lock = asyncio.Lock()
 
                 async def worker() -> None:
-                    nonlocal done, failed, links_seen, window_start
+                    nonlocal done, failed, links_seen, window_start, cpu_window
                     while not queue.empty():
                         url = queue.get_nowait()
                         try:
@@ -106,15 +126,17 @@ async def main() -> None:
                         async with lock:
                             done += 1
                             if done % args.every == 0:
-                                now = time.perf_counter()
+                                now, cpu = time.perf_counter(), _cpu_seconds()
                                 window = {
                                     "renders": done,
                                     "pages_per_s": args.every / (now - window_start),
+                                    "cpu_s_per_render": (cpu - cpu_window) / args.every,
                                     "rss_mb": pool.rss() / 1e6,
                                     "pss_mb": _pss(pool.browser_pid()) / 1e6,
                                     "python_rss_mb": psutil.Process().memory_info().rss / 1e6,
                                     "launches": pool.launches,
                                     "load": os.getloadavg()[0],
+                                    "seconds": now - started,
                                 }
                                 windows.append(window)
                                 print(json.dumps(window), flush=True)
@@ -122,10 +144,11 @@ async def main() -> None:
                                 OUT.mkdir(exist_ok=True)
                                 partial = {"partial": True, "pages": args.pages, "windows": windows}
                                 (OUT / args.out).write_text(json.dumps(partial, indent=1))
-                                window_start = time.perf_counter()
+                                window_start, cpu_window = time.perf_counter(), cpu
 
                 await asyncio.gather(*(worker() for _ in range(args.pages)))
                 total = time.perf_counter() - started
+                cpu_total = _cpu_seconds() - cpu_start
             warm = [w for w in windows if w["renders"] > max(500, args.renders // 10)]
             summary = {
                 "renders": args.renders,
@@ -133,8 +156,13 @@ async def main() -> None:
                 "links_per_render": links_seen / max(args.renders - failed, 1),
                 "seconds": total,
                 "pages_per_s": args.renders / total,
+                "cpu_s_per_render": cpu_total / args.renders,
                 "pages": args.pages,
                 "recycle_after": settings.recycle_after,
+                "recycle_mb": getattr(settings, "recycle_mb", None),  # None: the old pool
+                "gc_every": getattr(settings, "gc_every", None),
+                "settle": settings.settle,
+                "pool_source": inspect.getfile(BrowserPool),
                 "counts": dict(pool.counts),
                 "windows": windows,
             }
