@@ -100,7 +100,8 @@ class _Descendants:
     seen while it ran, so that what outlives the worker can be found after it exits."""
 
     def __init__(self) -> None:
-        self.seen: dict[int, float] = {}  # pid -> create time (a reused pid is another)
+        self.seen: dict[int, tuple[float, str]] = {}  # pid -> create time (a reused pid is
+        # another process), name
 
     def look(self, cluster: Cluster) -> None:
         for proc in cluster.procs.values():
@@ -110,18 +111,18 @@ class _Descendants:
                 continue
             for child in children:
                 try:
-                    self.seen.setdefault(child.pid, child.create_time())
+                    self.seen.setdefault(child.pid, (child.create_time(), child.name().lower()))
                 except psutil.NoSuchProcess:
                     continue
 
     def chromium(self) -> int:
         """How many of them were Chromium processes (the check below must have something)."""
-        return sum(1 for pid in self.seen if "chrom" in _name(pid))
+        return sum(1 for _, name in self.seen.values() if "chrom" in name)
 
     def left(self) -> list[str]:
         """Those still alive (zombies aside), described."""
         alive = []
-        for pid, created in self.seen.items():
+        for pid, (created, _) in self.seen.items():
             try:
                 process = psutil.Process(pid)
                 if process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE:
@@ -129,13 +130,6 @@ class _Descendants:
             except psutil.NoSuchProcess:
                 continue
         return alive
-
-
-def _name(pid: int) -> str:
-    try:
-        return psutil.Process(pid).name().lower()
-    except psutil.NoSuchProcess:
-        return ""
 
 
 async def _wait_watching(
@@ -158,6 +152,16 @@ async def _gone(watch: _Descendants) -> list[str]:
             return left
         await asyncio.sleep(0.1)
     return watch.left()
+
+
+async def _failures(cluster: Cluster) -> list[str]:
+    """The crawl's recorded failures (for a failing assertion's message)."""
+    connection = await cluster.pg()
+    try:
+        rows = await connection.fetch(f'SELECT url, kind, message FROM "{cluster.schema}".failures')
+    finally:
+        await connection.close()
+    return [f"{row['url']} {row['kind']}: {row['message'][:200]}" for row in rows]
 
 
 async def test_a_worker_follows_links_that_exist_only_after_rendering(cluster: Cluster) -> None:
@@ -220,7 +224,7 @@ async def test_two_workers_render_their_own_app_hosts_each_page_once(cluster: Cl
     for app in apps:
         wanted = {url for url in expected if _on(url, app)}
         got = {server.web.resolve(final) for _, final in stored if _on(final, app)}
-        assert got == wanted, app
+        assert got == wanted, (app, sorted(wanted ^ got), await _failures(cluster))
     # Each page was rendered once in all (its script asks for its data once a render), and
     # both workers rendered.
     renders = _renders_by_page(server)

@@ -154,11 +154,11 @@ async def test_a_kept_page_runs_nothing_between_renders(site: Site, make_pool: M
     pool = make_pool(settle=0.1)
     ticking = (
         b"<html><body><p>tick</p><script>"
-        b"setInterval(() => fetch('/tick.json').catch(() => 0), 20);</script></body></html>"
+        b"setInterval(() => fetch('/tick.json').catch(() => 0), 400);</script></body></html>"
     )
     await pool.render(site.url("/ticking"), ticking)
     ticks = sum(path == "/tick.json" for _, path in site.seen)
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(2.0)  # five ticks, were it running
     assert pool.counts["requests/between_renders"] == 0
     assert sum(path == "/tick.json" for _, path in site.seen) == ticks
     # The frozen page renders the next document as any page does.
@@ -181,3 +181,21 @@ async def test_the_browser_is_recycled_when_over_its_memory_cap(
     for _ in range(5):
         await pool.render(site.url("/"), SHELL)
     assert pool.launches == 1
+
+
+async def test_a_renderer_over_its_heap_cap_crashes_its_page_alone(
+    site: Site, make_pool: MakePool
+) -> None:
+    """A script that allocates without end crashes its renderer at ``heap_mb`` (no one kills
+    it from outside): the page fails as a crash, and the pool renders on in a new browser."""
+    pool = make_pool(heap_mb=32, page_timeout=60.0)
+    greedy = (
+        b"<html><body><p>x</p><script>const kept = [];"
+        b"for (;;) { kept.push(new Array(1 << 20).fill(kept.length)); }</script></body></html>"
+    )
+    with pytest.raises(RenderFailed) as failed:
+        await pool.render(site.url("/greedy"), greedy)
+    assert failed.value.kind is ErrorKind.RENDER
+    assert pool.counts["renders/crashed"] == 1
+    assert 'href="/a.html"' in (await pool.render(site.url("/"), SHELL)).html
+    assert pool.launches == 2
