@@ -212,7 +212,8 @@ async def main() -> None:
                 "windows": windows,
             }
             if warm:
-                pss = [w["pss_mb"] for w in warm]
+                # A window that ends while the next browser starts reads 0: left out.
+                pss = [w["pss_mb"] for w in warm if w["pss_mb"]] or [0.0]
                 summary["pss_after_warmup_mb"] = {
                     "mean": statistics.mean(pss),
                     "min": min(pss),
