@@ -52,6 +52,7 @@ from topicrawl.cli.options import (
     crawl_overrides,
     put,
 )
+from topicrawl.cli.progress import render_line
 from topicrawl.core.config import CrawlSettings, load_settings
 from topicrawl.core.errors import ConfigError
 
@@ -243,6 +244,8 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
                 f"run {report.run_id}, {report.queued_left} left queued"
             )
         )
+        if report.render:
+            out.print(Text(render_line(report.render)), soft_wrap=True)
     if report.limit_reached:
         name = namespace or "default"
         err.print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from topicrawl.core.models import CrawlStats
 if TYPE_CHECKING:
     from topicrawl.engine.build import CrawlReport
 
-__all__ = ["CrawlProgress", "held_line", "print_summary", "summary_table"]
+__all__ = ["CrawlProgress", "held_line", "print_summary", "render_line", "summary_table"]
 
 
 class CrawlProgress:
@@ -103,6 +104,19 @@ def summary_table(stats: CrawlStats, *, title: str = "crawl summary") -> Table:
     return table
 
 
+def render_line(render: Mapping[str, int]) -> str:
+    """One line of a crawl's render counts (pages rendered, browser requests, restarts)."""
+    blocked = sum(v for k, v in render.items() if k.startswith("requests/blocked"))
+    return (
+        f"rendered in Chromium: {render.get('pages/rendered', 0)} pages"
+        f" ({render.get('pages/not_rendered', 0)} did not need it,"
+        f" {render.get('pages/render_failed', 0)} failed);"
+        f" browser requests: {render.get('requests/fetched', 0)} fetched,"
+        f" {render.get('requests/cached', 0)} cached, {blocked} blocked;"
+        f" browser restarts: {render.get('browser/restarts', 0)}"
+    )
+
+
 def print_summary(console: Console, report: CrawlReport) -> None:
     console.print(summary_table(report.stats))
     console.print(f"results in {report.storage_url} (run {report.run_id})")
@@ -119,17 +133,8 @@ def print_summary(console: Console, report: CrawlReport) -> None:
                 f"({video.get('media/bytes', 0):,} bytes), failed: {video.get('media/failed', 0)}"
             )
         console.print(line + " (media URLs: topicrawl export)")
-    render = report.render
-    if render:
-        console.print(
-            f"rendered in Chromium: {render.get('pages/rendered', 0)} pages"
-            f" ({render.get('pages/not_rendered', 0)} did not need it,"
-            f" {render.get('pages/render_failed', 0)} failed);"
-            f" browser requests: {render.get('requests/fetched', 0)} fetched,"
-            f" {render.get('requests/cached', 0)} cached,"
-            f" {sum(v for k, v in render.items() if k.startswith('requests/blocked'))} blocked;"
-            f" browser restarts: {render.get('browser/restarts', 0)}"
-        )
+    if report.render:
+        console.print(render_line(report.render))
     if report.stats.held:
         console.print(f"hosts held at the end: {held_line(report.stats)}")
     if report.queued_left:

@@ -527,6 +527,21 @@ class BrowserSettings(_Section):
         le=10**7,
         description="Renders before the browser is replaced (memory stays flat).",
     )
+    recycle_mb: int = Field(
+        0,
+        ge=0,
+        le=2**20,
+        description="Also replace the browser when its processes' PSS passes this many MB"
+        " (checked every 20 renders; 0: by count only). Keep the count too: Playwright holds"
+        " every request of a browser until it closes (~44 KB a render in this process).",
+    )
+    gc_every: int = Field(
+        1,
+        ge=0,
+        le=10**7,
+        description="Renders of a kept page between full garbage collections in its renderer"
+        " (0: never; without them each render leaves ~2 MB of DOM garbage until recycling).",
+    )
     cache_bytes: int = Field(
         16_000_000, ge=0, le=2**31, description="Scripts kept between pages (same URL, 200)."
     )

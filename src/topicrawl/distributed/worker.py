@@ -76,7 +76,8 @@ _POP_GATE = 0.05  # seconds an idle worker leaves Redis alone after an empty pop
 @dataclass(frozen=True, slots=True)
 class WorkerReport:
     """What a worker did: its node id, its own stats, the run, what is left queued, the
-    crawl's page limit (0: none) and whether the crawl reached it."""
+    crawl's page limit (0: none), whether the crawl reached it, and its render stage's counts
+    (empty with ``render`` never)."""
 
     node: str
     stats: CrawlStats
@@ -85,6 +86,7 @@ class WorkerReport:
     queued_left: int
     max_pages: int = 0
     limit_reached: bool = False
+    render: Mapping[str, int] = field(default_factory=dict)
 
 
 class HostAssigner:
@@ -409,6 +411,7 @@ class _NodeCrawl:
             queued_left=left,
             max_pages=state.max_pages,
             limit_reached=crawler.limit_reached or await self.namespace.limit_reached(),
+            render=dict(crawler.render_counts),
         )
 
     async def _progress(self, pages: _PageCounter, crawler: Crawler) -> WorkerProgress:

@@ -14,6 +14,7 @@ from tests.integration.render.conftest import SHELL, Site
 from topicrawl.core.errors import RenderFailed
 from topicrawl.core.models import ErrorKind
 from topicrawl.render import BrowserPool
+from topicrawl.render import pool as pool_module
 
 MakePool = Callable[..., BrowserPool]
 
@@ -146,3 +147,55 @@ async def test_a_missing_chromium_is_a_clear_error(site: Site, make_pool: MakePo
     pool = make_pool(executable="/nonexistent/chromium")
     with pytest.raises(RenderFailed, match="no Chromium at /nonexistent/chromium"):
         await pool.render(site.url("/"), SHELL)
+
+
+async def test_a_kept_page_runs_nothing_between_renders(site: Site, make_pool: MakePool) -> None:
+    """A page is kept for the next render and frozen meanwhile: its timers stop."""
+    pool = make_pool(settle=0.1)
+    ticking = (
+        b"<html><body><p>tick</p><script>"
+        b"setInterval(() => fetch('/tick.json').catch(() => 0), 400);</script></body></html>"
+    )
+    await pool.render(site.url("/ticking"), ticking)
+    ticks = sum(path == "/tick.json" for _, path in site.seen)
+    await asyncio.sleep(2.0)  # five ticks, were it running
+    assert pool.counts["requests/between_renders"] == 0
+    assert sum(path == "/tick.json" for _, path in site.seen) == ticks
+    # The frozen page renders the next document as any page does.
+    rendered = await pool.render(site.url("/"), SHELL)
+    assert 'href="/a.html"' in rendered.html
+    assert pool.launches == 1
+
+
+async def test_the_browser_is_recycled_when_over_its_memory_cap(
+    site: Site, make_pool: MakePool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pool_module, "_MEMORY_CHECK_EVERY", 2)
+    pool = make_pool(recycle_mb=1)  # any browser is over 1 MB
+    for _ in range(5):
+        assert 'href="/a.html"' in (await pool.render(site.url("/"), SHELL)).html
+    assert pool.counts["browser/recycled_memory"] == 2
+    assert pool.launches == 3
+    # Under a cap it does not reach, a browser lives on.
+    pool = make_pool(recycle_mb=100_000)
+    for _ in range(5):
+        await pool.render(site.url("/"), SHELL)
+    assert pool.launches == 1
+
+
+async def test_a_renderer_over_its_heap_cap_crashes_its_page_alone(
+    site: Site, make_pool: MakePool
+) -> None:
+    """A script that allocates without end crashes its renderer at ``heap_mb`` (no one kills
+    it from outside): the page fails as a crash, and the pool renders on in a new browser."""
+    pool = make_pool(heap_mb=32, page_timeout=60.0)
+    greedy = (
+        b"<html><body><p>x</p><script>const kept = [];"
+        b"for (;;) { kept.push(new Array(1 << 20).fill(kept.length)); }</script></body></html>"
+    )
+    with pytest.raises(RenderFailed) as failed:
+        await pool.render(site.url("/greedy"), greedy)
+    assert failed.value.kind is ErrorKind.RENDER
+    assert pool.counts["renders/crashed"] == 1
+    assert 'href="/a.html"' in (await pool.render(site.url("/"), SHELL)).html
+    assert pool.launches == 2
