@@ -184,6 +184,10 @@ CANDIDATES: tuple[Candidate, ...] = (
     # Added after the row above was seen (its in-sample mean was the best of the grid).
     Candidate("inherited-0.6", {"inherited_weight": 0.6}),
     Candidate("inherited-0.75", {"inherited_weight": 0.75}),
+    # Session 19: a block's links keep their parent's credit only as far as the block's
+    # crawled pages bear it out (both values fixed before any crawl of them).
+    Candidate("blame-2", {"sibling_blame": 2.0}),
+    Candidate("blame-5", {"sibling_blame": 5.0}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )

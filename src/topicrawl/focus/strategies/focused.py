@@ -112,7 +112,9 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         self.hindsight = TemplateHindsight()
         self.roles = RoleAnchors(min_pages=options.role_anchors) if options.role_anchors else None
         self.siblings = (
-            BlockYield(prior=options.sibling_prior) if options.sibling_yield > 0.0 else None
+            BlockYield(prior=options.sibling_prior)
+            if options.sibling_yield > 0.0 or options.sibling_blame > 0.0
+            else None
         )
         self._lowered: list[tuple[str, float]] = []  # by a topic update, for the frontier
         self._rescore_from = 0  # where the next budgeted re-scoring of waiting links starts
@@ -270,8 +272,9 @@ class FocusedStrategy(_LinkEvidence, _Learning):
                 passed_on = self._inbound_evidence(page, link.url, passed_on, relevant=relevant)
             family = self._family_yield(link.url, template=link.block in template)
             siblings = self._sibling_yield(link.url)
+            blame = self._sibling_blame(link.url)
             score = link_priority(
-                inherited=passed_on,
+                inherited=passed_on * blame,
                 anchor=max(anchor, family, siblings),
                 inherited_weight=o.inherited_weight,
             )
@@ -288,8 +291,10 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             }
             if o.family_yield:
                 reasons["family"] = family
-            if self.siblings is not None:
+            if o.sibling_yield > 0.0:
                 reasons["siblings"] = siblings
+            if o.sibling_blame > 0.0:
+                reasons["blame"] = blame
             if self.directories is not None:
                 reasons["directory"] = directory
             if link.block in template:
