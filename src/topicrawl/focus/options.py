@@ -156,6 +156,11 @@ class FocusedOptions(StrategyOptions):
             inherit its importance gets a few of them tried, not all. A link any untracked
             context (a single link, a block of more than ``sibling_links``) also lists keeps
             its credit. 0: off (the default).
+        hub_probe: every this many crawled pages, one fetch goes to the URL the most crawled
+            pages link to (two or more) that is not crawled yet, most linked first (see
+            :class:`~topicrawl.focus.probes.HubProbe`): a bounded exploration budget for a
+            site's navigation, where a table of contents whose anchor ("Documentation") and
+            parents say nothing of the topic waits otherwise. 0: off (the default).
         own_words_weight: inside a link block, the links are told apart by their own words:
             a link's anchor score is ``(1 - w) * max(block, own) + w * own`` (``own``: its
             anchor and URL words), so of a chapter list whose text names the topic once, the
@@ -404,6 +409,7 @@ class FocusedOptions(StrategyOptions):
     sibling_prior: float = 1.0
     sibling_links: int = 50
     sibling_blame: float = 0.0
+    hub_probe: int = 0
     own_words_weight: float = 0.0
     menu_score: float = 0.0
     menu_links: int = 12

@@ -31,6 +31,7 @@ from topicrawl.focus.links import (
     relative_to_best,
 )
 from topicrawl.focus.options import FocusedOptions
+from topicrawl.focus.probes import HubProbe
 from topicrawl.focus.promotion import SeedPromotion
 from topicrawl.focus.relevance import (
     TopicProfile,
@@ -116,6 +117,7 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             if options.sibling_yield > 0.0 or options.sibling_blame > 0.0
             else None
         )
+        self.probe = HubProbe(every=options.hub_probe) if options.hub_probe else None
         self._lowered: list[tuple[str, float]] = []  # by a topic update, for the frontier
         self._rescore_from = 0  # where the next budgeted re-scoring of waiting links starts
         self._update = options.update_settings()
@@ -322,6 +324,8 @@ class FocusedStrategy(_LinkEvidence, _Learning):
                         inherited_weight=o.inherited_weight,
                     ),
                 )
+        if self.probe is not None:
+            self._probe_hub(page, links, requests)
         rescored = self._hindsight(host, links, texts) if o.template_hindsight else ()
         if learned:
             requests.extend(self._rescore_learned())

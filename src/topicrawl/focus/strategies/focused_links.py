@@ -17,7 +17,7 @@ from topicrawl.focus.links import (
     url_directory_words,
 )
 from topicrawl.focus.siblings import BlockKey
-from topicrawl.focus.strategies.base import _host_of, _inherited_of
+from topicrawl.focus.strategies.base import SEED_SCORE, _host_of, _inherited_of
 from topicrawl.focus.strategies.focused_parts import _MAX_TEMPLATE_TARGETS, _Parts
 
 
@@ -148,6 +148,25 @@ class _LinkEvidence(_Parts):
                 self.waiting.set(new)
                 if score < held.score and o.sibling_blame > 0.0:
                     self._lowered.append((url, score))
+
+    def _probe_hub(self, page: Page, links: Sequence[Link], requests: list[Request]) -> None:
+        """The page counts for the hub probe (``hub_probe``); when a probe is due, the URL
+        the most crawled pages link to is queued at the top."""
+        probe = self.probe
+        assert probe is not None
+        links_of = () if page.duplicate_of is not None else (link.url for link in links)
+        probe.page({page.url, page.final_url}, links_of)
+        due = probe.due()
+        if due is not None:
+            url, pages = due
+            request = Request(
+                url=url,
+                score=SEED_SCORE,
+                depth=page.depth + 1,
+                parent_url=page.final_url or page.url,
+                reasons={"probe": float(pages)},
+            )
+            self._queue(request, requests)
 
     def _inherited_through_template(
         self, page: Page, links: Sequence[Link], template: frozenset[int]
