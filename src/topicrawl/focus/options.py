@@ -510,6 +510,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.sibling_prior > 0.0, "sibling_prior must be > 0")
         _require(self.sibling_links >= 2, "sibling_links must be >= 2")
         _require(0.0 <= self.sibling_blame < float("inf"), "sibling_blame must be finite and >= 0")
+        _require(self.hub_probe >= 0, "hub_probe must be >= 0")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
         _require(self.topic_df_cap > 0.0, "topic_df_cap must be > 0")
         _require(self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2")

@@ -33,6 +33,7 @@ class HubProbe:
         self._every = every
         self._capacity = capacity
         self._pages = 0
+        self._probed_at = 0  # the page count of the last probe (one per period)
         self._linked: dict[str, tuple[int, int]] = {}  # url -> pages linking to it, first seen
         self._heap: list[tuple[int, int, str]] = []  # (-pages, first seen, url); stale skipped
         self._done: set[str] = set()  # crawled or probed: never named again
@@ -65,8 +66,9 @@ class HubProbe:
     def due(self) -> tuple[str, int] | None:
         """The URL to probe now and how many pages link to it, if a probe is due (after every
         ``every`` pages) and some URL two pages or more link to waits; it is not named again."""
-        if self._pages % self._every or not self._pages:
+        if self._pages % self._every or self._pages == self._probed_at:
             return None
+        self._probed_at = self._pages
         while self._heap:
             pages, first, url = heapq.heappop(self._heap)
             if self._linked.get(url) == (-pages, first):

@@ -970,6 +970,29 @@ def test_focused_sibling_blame_lowers_a_blocks_waiting_links_as_its_pages_prove_
     assert plain.rescored == ()
 
 
+def test_focused_hub_probe_queues_the_sites_most_linked_page_at_the_top() -> None:
+    header = "Home | Documentation"
+    nav = [
+        Link("http://a/", "Home", block=0, block_text=header),
+        Link("http://a/docs.html", "Documentation", block=0, block_text=header),
+    ]
+
+    def second_page(strategy: FocusedStrategy) -> dict[str, Request]:
+        strategy.on_page(_page("http://a/", "nothing here", nav))
+        return _by_url(strategy.on_page(_page("http://a/one.html", "nothing either", nav)).requests)
+
+    # The anchors do not name the topic and no page is relevant: the header's links score
+    # 0 and are held back. With the probe every 2 pages, docs.html, which both crawled pages
+    # link to, is queued at the top after the second.
+    probed = second_page(_focused(adaptive=False, evolve=False, hub_probe=2))
+    assert set(probed) == {"http://a/docs.html"}
+    assert probed["http://a/docs.html"].score == 1.0
+    assert probed["http://a/docs.html"].reasons == {"probe": 2.0}
+    assert second_page(_focused(adaptive=False, evolve=False)) == {}
+    with pytest.raises(ConfigError, match="hub_probe"):
+        _focused(hub_probe=-1)
+
+
 def test_focused_sibling_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="sibling_yield"):
         _focused(sibling_yield=1.5)
