@@ -160,7 +160,8 @@ class FocusedOptions(StrategyOptions):
             pages link to (two or more) that is not crawled yet, most linked first (see
             :class:`~topicrawl.focus.probes.HubProbe`): a bounded exploration budget for a
             site's navigation, where a table of contents whose anchor ("Documentation") and
-            parents say nothing of the topic waits otherwise. 0: off (the default).
+            parents say nothing of the topic waits otherwise; at most ``hub_probe_limit``
+            probes in a crawl (0: no limit). 0: off (the default).
         own_words_weight: inside a link block, the links are told apart by their own words:
             a link's anchor score is ``(1 - w) * max(block, own) + w * own`` (``own``: its
             anchor and URL words), so of a chapter list whose text names the topic once, the
@@ -410,6 +411,7 @@ class FocusedOptions(StrategyOptions):
     sibling_links: int = 50
     sibling_blame: float = 0.0
     hub_probe: int = 0
+    hub_probe_limit: int = 0
     own_words_weight: float = 0.0
     menu_score: float = 0.0
     menu_links: int = 12
@@ -511,6 +513,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.sibling_links >= 2, "sibling_links must be >= 2")
         _require(0.0 <= self.sibling_blame < float("inf"), "sibling_blame must be finite and >= 0")
         _require(self.hub_probe >= 0, "hub_probe must be >= 0")
+        _require(self.hub_probe_limit >= 0, "hub_probe_limit must be >= 0")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
         _require(self.topic_df_cap > 0.0, "topic_df_cap must be > 0")
         _require(self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2")

@@ -24,13 +24,15 @@ _MIN_PAGES = 2  # a URL one page links to is that page's choice, not the site's 
 class HubProbe:
     """Counts, for each URL not crawled yet, how many crawled pages link to it; every
     ``every`` crawled pages :meth:`due` names the most linked one (at least two pages; ties:
-    the first seen), once. At most ``capacity`` URLs are counted (past it, new ones are not).
+    the first seen), once, at most ``limit`` times in all (0: no limit). At most ``capacity``
+    URLs are counted (past it, new ones are not).
     """
 
-    def __init__(self, *, every: int, capacity: int = 200_000) -> None:
-        if every < 1 or capacity < 0:
-            raise ValueError("every must be >= 1 and capacity >= 0")
+    def __init__(self, *, every: int, limit: int = 0, capacity: int = 200_000) -> None:
+        if every < 1 or limit < 0 or capacity < 0:
+            raise ValueError("every must be >= 1, limit and capacity >= 0")
         self._every = every
+        self._left = limit or -1  # probes left (-1: no limit)
         self._capacity = capacity
         self._pages = 0
         self._probed_at = 0  # the page count of the last probe (one per period)
@@ -66,13 +68,14 @@ class HubProbe:
     def due(self) -> tuple[str, int] | None:
         """The URL to probe now and how many pages link to it, if a probe is due (after every
         ``every`` pages) and some URL two pages or more link to waits; it is not named again."""
-        if self._pages % self._every or self._pages == self._probed_at:
+        if self._pages % self._every or self._pages == self._probed_at or not self._left:
             return None
         self._probed_at = self._pages
         while self._heap:
             pages, first, url = heapq.heappop(self._heap)
             if self._linked.get(url) == (-pages, first):
                 self._forget(url)
+                self._left -= self._left > 0
                 return url, -pages
         return None
 

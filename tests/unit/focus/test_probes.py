@@ -38,9 +38,20 @@ def test_a_crawled_url_is_forgotten_and_ties_go_to_the_first_seen() -> None:
     assert probe.due() is None  # nothing two pages link to
 
 
+def test_a_limited_budget_stops_probing() -> None:
+    probe = HubProbe(every=1, limit=2)
+    named = []
+    for n in range(5):
+        probe.page({f"p{n}"}, ["a", "b", "c", "d"])
+        named.append(probe.due())
+    assert named == [None, ("a", 2), ("b", 3), None, None]
+
+
 def test_capacity_and_bad_settings() -> None:
     probe = HubProbe(every=1, capacity=1)
     probe.page({"p1"}, ["a", "b"])
     assert len(probe) == 1
     with pytest.raises(ValueError, match="every"):
         HubProbe(every=0)
+    with pytest.raises(ValueError, match="limit"):
+        HubProbe(every=1, limit=-1)

@@ -117,7 +117,11 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             if options.sibling_yield > 0.0 or options.sibling_blame > 0.0
             else None
         )
-        self.probe = HubProbe(every=options.hub_probe) if options.hub_probe else None
+        self.probe = (
+            HubProbe(every=options.hub_probe, limit=options.hub_probe_limit)
+            if options.hub_probe
+            else None
+        )
         self._lowered: list[tuple[str, float]] = []  # by a topic update, for the frontier
         self._rescore_from = 0  # where the next budgeted re-scoring of waiting links starts
         self._update = options.update_settings()
