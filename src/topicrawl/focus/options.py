@@ -155,13 +155,20 @@ class FocusedOptions(StrategyOptions):
             are lowered as its crawled pages turn out off-topic. A hub whose forty links
             inherit its importance gets a few of them tried, not all. A link any untracked
             context (a single link, a block of more than ``sibling_links``) also lists keeps
-            its credit. 0: off (the default).
+            its credit. 0: off (the default; session 19: 2 and 5 judged over 29 topics on 7
+            sites, in-sample 1.58 / 1.54 against 1.49, left out 1.56: Java 1.44 -> 1.34 but
+            sqlite-extensions 34 -> 142 fetches, whose relevant pages the judge calls
+            off-topic; benchmarks/focus/README.md).
         hub_probe: every this many crawled pages, one fetch goes to the URL the most crawled
             pages link to (two or more) that is not crawled yet, most linked first (see
             :class:`~topicrawl.focus.probes.HubProbe`): a bounded exploration budget for a
             site's navigation, where a table of contents whose anchor ("Documentation") and
             parents say nothing of the topic waits otherwise; at most ``hub_probe_limit``
-            probes in a crawl (0: no limit). 0: off (the default).
+            probes in a crawl (0: no limit). 0: off (the default; session 19: every 10 pages
+            at most 3 probes takes sqlite-internals from 78 to 39 fetches and SQLite 2.35 ->
+            1.75, in-sample 1.474 against 1.490, but costs a few fetches on most other
+            topics, so no other site's data chooses it for SQLite: left out 1.52 against
+            1.49, benchmarks/focus/README.md).
         own_words_weight: inside a link block, the links are told apart by their own words:
             a link's anchor score is ``(1 - w) * max(block, own) + w * own`` (``own``: its
             anchor and URL words), so of a chapter list whose text names the topic once, the
