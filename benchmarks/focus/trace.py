@@ -24,7 +24,18 @@ import loso  # noqa: E402
 import run  # noqa: E402
 from measure import measure_order  # noqa: E402
 
-SHOWN = ("anchor", "block", "inherited", "hub", "importance", "menu", "prior", "model")
+SHOWN = (
+    "anchor",
+    "block",
+    "inherited",
+    "blame",
+    "hub",
+    "importance",
+    "menu",
+    "probe",
+    "prior",
+    "model",
+)
 
 
 async def trace(topic_id: str, options: dict[str, object], until: int, strategy: str) -> None:

@@ -43,6 +43,7 @@ class BlockYield:
         self._blocks_of: dict[str, list[BlockKey]] = {}
         self._members: dict[BlockKey, dict[str, None]] = {}
         self._tally: dict[BlockKey, tuple[int, int]] = {}  # relevant, crawled
+        self._outside: set[str] = set()  # URLs some untracked context links to as well
         self._relevant = 0
         self._crawled = 0
 
@@ -58,14 +59,22 @@ class BlockYield:
                 if len(self._blocks_of) >= self._capacity:
                     continue
                 blocks = self._blocks_of[url] = []
-            if block in blocks or len(blocks) >= _BLOCKS_PER_URL:
+            if block in blocks:
                 continue
             if members is None:
                 members = self._members[block] = {}
-            if len(members) >= _MEMBERS_PER_BLOCK:
+            if len(blocks) >= _BLOCKS_PER_URL or len(members) >= _MEMBERS_PER_BLOCK:
+                self._outside.add(url)  # a block not remembered says nothing against it
                 continue
             blocks.append(block)
             members[url] = None
+
+    def unlisted(self, urls: Iterable[str]) -> None:
+        """``urls`` are linked from a context no block tracks (a single link, a block too long
+        or without text): nothing learned of a block speaks against them."""
+        for url in urls:
+            if len(self._outside) < self._capacity:
+                self._outside.add(url)
 
     def crawled(self, urls: Iterable[str], *, relevant: bool) -> list[BlockKey]:
         """A page was crawled (``urls``: its address and final address) and judged; returns
@@ -82,6 +91,7 @@ class BlockYield:
                 members = self._members.get(block)
                 if members is not None:
                     members.pop(url, None)
+            self._outside.discard(url)
         return list(blocks)
 
     def block_yield(self, block: BlockKey) -> float:
@@ -93,6 +103,32 @@ class BlockYield:
         base = min(self._relevant / self._crawled, 0.99)
         lift = max(relevant - crawled * base, 0.0) / (crawled + self._prior)
         return min(lift / (1.0 - base), 1.0)
+
+    def share(self, block: BlockKey, *, prior: float) -> float:
+        """How much of their parents' credit the links of ``block`` keep: for ``n`` crawled
+        pages of the block, ``r`` of them relevant, against the crawl's relevant share
+        ``base``,
+
+            share = min(1, (r + prior * base) / ((n + prior) * base))
+
+        the block's share shrunk toward the crawl's by ``prior`` pseudo-pages, over the
+        crawl's: 1 while the block does as well as the crawl (or nothing is known), then
+        down toward 0 as its pages keep turning out off-topic (``r = 0``: ``prior / (n +
+        prior)``, whatever the base)."""
+        held = self._tally.get(block)
+        if held is None or not self._relevant:
+            return 1.0
+        relevant, crawled = held
+        base = self._relevant / self._crawled
+        return min((relevant + prior * base) / ((crawled + prior) * base), 1.0)
+
+    def share_of(self, url: str, *, prior: float) -> float:
+        """The best :meth:`share` of the blocks that list ``url``; 1 if an untracked context
+        links to it too, or no block is known for it."""
+        blocks = self._blocks_of.get(url)
+        if not blocks or url in self._outside:
+            return 1.0
+        return max(self.share(b, prior=prior) for b in blocks)
 
     def score(self, url: str) -> float:
         """The best yield of the blocks that list ``url``."""

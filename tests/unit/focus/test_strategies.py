@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topicrawl.core.errors import ConfigError
-from topicrawl.core.models import ErrorKind, FetchFailure, Link, Page, Request
+from topicrawl.core.models import ErrorKind, FetchFailure, Link, Page, Request, StrategyResult
 from topicrawl.focus import (
     STRATEGY_NAMES,
     BestFirstStrategy,
@@ -942,8 +942,62 @@ def test_focused_sibling_yield_lifts_the_waiting_links_of_a_block_that_proved_re
     assert plain.on_page(_page("http://a/one.html", "crawler crawler")).requests == ()
 
 
+def test_focused_sibling_blame_lowers_a_blocks_waiting_links_as_its_pages_prove_off_topic() -> None:
+    hub = "one | two | three | four"
+    links = [Link(f"http://a/{n}.html", n, block=0, block_text=hub) for n in hub.split(" | ")]
+    alone = [Link("http://a/four.html", "four", block=0, block_text="four")]
+
+    def crawl(strategy: FocusedStrategy) -> tuple[dict[str, Request], StrategyResult]:
+        queued = _by_url(strategy.on_page(_page("http://a/", "crawler crawler", links)).requests)
+        strategy.on_page(_page("http://a/other.html", "crawler", alone))
+        return queued, strategy.on_page(_page("http://a/one.html", "nothing here"))
+
+    queued, result = crawl(_focused(adaptive=False, evolve=False, sibling_blame=2.0))
+    # The hub is relevant: its anchorless links inherit from it and keep all of it (the
+    # block's pages are not known yet); priority = 0.5 * inherited.
+    inherited = queued["http://a/two.html"].reasons["inherited"]
+    assert inherited > 0.0
+    assert queued["http://a/two.html"].reasons["blame"] == 1.0
+    assert queued["http://a/two.html"].score == pytest.approx(0.5 * inherited)
+    # one.html is off-topic: the block r=0, n=1, prior 2: (0 + 2 * base) / ((1 + 2) * base)
+    # = 2/3 of the credit kept. four.html, linked alone by another page, keeps all of it.
+    assert not result.relevant
+    lowered = dict(result.rescored)
+    assert set(lowered) == {"http://a/two.html", "http://a/three.html"}
+    assert lowered["http://a/two.html"] == pytest.approx(0.5 * inherited * 2 / 3)
+    # Off (the default), nothing is lowered.
+    _, plain = crawl(_focused(adaptive=False, evolve=False))
+    assert plain.rescored == ()
+
+
+def test_focused_hub_probe_queues_the_sites_most_linked_page_at_the_top() -> None:
+    header = "Home | Documentation"
+    nav = [
+        Link("http://a/", "Home", block=0, block_text=header),
+        Link("http://a/docs.html", "Documentation", block=0, block_text=header),
+    ]
+
+    def second_page(strategy: FocusedStrategy) -> dict[str, Request]:
+        strategy.on_page(_page("http://a/", "nothing here", nav))
+        return _by_url(strategy.on_page(_page("http://a/one.html", "nothing either", nav)).requests)
+
+    # The anchors do not name the topic and no page is relevant: the header's links score
+    # 0 and are held back. With the probe every 2 pages, docs.html, which both crawled pages
+    # link to, is queued at the top after the second.
+    probed = second_page(_focused(adaptive=False, evolve=False, hub_probe=2))
+    assert set(probed) == {"http://a/docs.html"}
+    assert probed["http://a/docs.html"].score == 1.0
+    assert probed["http://a/docs.html"].reasons == {"probe": 2.0}
+    assert second_page(_focused(adaptive=False, evolve=False)) == {}
+    with pytest.raises(ConfigError, match="hub_probe"):
+        _focused(hub_probe=-1)
+
+
 def test_focused_sibling_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="sibling_yield"):
         _focused(sibling_yield=1.5)
     with pytest.raises(ConfigError, match="sibling_links"):
         _focused(sibling_links=1)
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(ConfigError, match="sibling_blame"):
+            _focused(sibling_blame=bad)

@@ -31,6 +31,7 @@ from topicrawl.focus.links import (
     relative_to_best,
 )
 from topicrawl.focus.options import FocusedOptions
+from topicrawl.focus.probes import HubProbe
 from topicrawl.focus.promotion import SeedPromotion
 from topicrawl.focus.relevance import (
     TopicProfile,
@@ -112,7 +113,14 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         self.hindsight = TemplateHindsight()
         self.roles = RoleAnchors(min_pages=options.role_anchors) if options.role_anchors else None
         self.siblings = (
-            BlockYield(prior=options.sibling_prior) if options.sibling_yield > 0.0 else None
+            BlockYield(prior=options.sibling_prior)
+            if options.sibling_yield > 0.0 or options.sibling_blame > 0.0
+            else None
+        )
+        self.probe = (
+            HubProbe(every=options.hub_probe, limit=options.hub_probe_limit)
+            if options.hub_probe
+            else None
         )
         self._lowered: list[tuple[str, float]] = []  # by a topic update, for the frontier
         self._rescore_from = 0  # where the next budgeted re-scoring of waiting links starts
@@ -270,8 +278,9 @@ class FocusedStrategy(_LinkEvidence, _Learning):
                 passed_on = self._inbound_evidence(page, link.url, passed_on, relevant=relevant)
             family = self._family_yield(link.url, template=link.block in template)
             siblings = self._sibling_yield(link.url)
+            blame = self._sibling_blame(link.url)
             score = link_priority(
-                inherited=passed_on,
+                inherited=passed_on * blame,
                 anchor=max(anchor, family, siblings),
                 inherited_weight=o.inherited_weight,
             )
@@ -288,8 +297,10 @@ class FocusedStrategy(_LinkEvidence, _Learning):
             }
             if o.family_yield:
                 reasons["family"] = family
-            if self.siblings is not None:
+            if o.sibling_yield > 0.0:
                 reasons["siblings"] = siblings
+            if o.sibling_blame > 0.0:
+                reasons["blame"] = blame
             if self.directories is not None:
                 reasons["directory"] = directory
             if link.block in template:
@@ -317,6 +328,8 @@ class FocusedStrategy(_LinkEvidence, _Learning):
                         inherited_weight=o.inherited_weight,
                     ),
                 )
+        if self.probe is not None:
+            self._probe_hub(page, links, requests)
         rescored = self._hindsight(host, links, texts) if o.template_hindsight else ()
         if learned:
             requests.extend(self._rescore_learned())

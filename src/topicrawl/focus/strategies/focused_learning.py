@@ -119,7 +119,7 @@ class _Learning(_Parts):
                 anchor = max(reasons.get("anchor", 0.0), words)
             family = self._family_yield(request.url, template=False)
             score = link_priority(
-                inherited=reasons.get("inherited", 0.0),
+                inherited=reasons.get("inherited", 0.0) * reasons.get("blame", 1.0),
                 anchor=max(anchor, family),
                 inherited_weight=o.inherited_weight,
             )

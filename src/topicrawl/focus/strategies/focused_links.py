@@ -16,7 +16,8 @@ from topicrawl.focus.links import (
     split_identifiers,
     url_directory_words,
 )
-from topicrawl.focus.strategies.base import _host_of, _inherited_of
+from topicrawl.focus.siblings import BlockKey
+from topicrawl.focus.strategies.base import SEED_SCORE, _host_of, _inherited_of
 from topicrawl.focus.strategies.focused_parts import _MAX_TEMPLATE_TARGETS, _Parts
 
 
@@ -69,6 +70,12 @@ class _LinkEvidence(_Parts):
             return 0.0
         return self.focused.sibling_yield * self.siblings.score(url)
 
+    def _sibling_blame(self, url: str) -> float:
+        """The share of its inherited score ``url`` keeps under ``sibling_blame`` (1: off)."""
+        if self.siblings is None or self.focused.sibling_blame <= 0.0:
+            return 1.0
+        return self.siblings.share_of(url, prior=self.focused.sibling_blame)
+
     def _siblings_of(
         self,
         page: Page,
@@ -80,7 +87,9 @@ class _LinkEvidence(_Parts):
     ) -> list[Request]:
         """The page's verdict counts for the blocks that listed it, and its own blocks (not
         template, two links or more) list its links. Returns the waiting links of those
-        blocks whose priority the block's new yield raised."""
+        blocks whose priority the block's new yield raised (or its new share of their
+        inherited score, ``sibling_blame``); those it lowered go to the frontier as
+        re-scored."""
         siblings = self.siblings
         assert siblings is not None
         host = _host_of(page)
@@ -88,39 +97,76 @@ class _LinkEvidence(_Parts):
         for link in links:
             if link.block not in template:
                 members.setdefault(link.block, []).append(link.url)
+        untracked = [link.url for link in links if link.block in template]
         for block, urls in members.items():
             if 2 <= len(urls) <= self.focused.sibling_links and texts[block]:
                 siblings.listed((host, hash(texts[block])), urls)
+            else:
+                untracked.extend(urls)
+        siblings.unlisted(untracked)
         if page.duplicate_of is not None or "seed" in page.reasons:
             return []
-        o = self.focused
         raised: list[Request] = []
         for key in siblings.crawled({page.url, page.final_url}, relevant=relevant):
-            lift = o.sibling_yield * siblings.block_yield(key)
-            if lift <= 0.0:
-                continue
-            for url in siblings.members(key):
-                held = self.waiting.get(url)
-                if held is None or "template" in held.reasons:
-                    continue
-                reasons = held.reasons
-                if lift <= reasons.get("siblings", 0.0):
-                    continue
-                anchor = max(reasons.get("anchor", 0.0), reasons.get("family", 0.0), lift)
-                score = link_priority(
-                    inherited=reasons.get("inherited", 0.0),
-                    anchor=anchor,
-                    inherited_weight=o.inherited_weight,
-                )
-                updated = {**reasons, "siblings": lift}
-                if self.learner is not None:
-                    updated["prior"] = score
-                new = dataclasses.replace(held, score=score, reasons=updated)
-                if score > held.score:
-                    self._queue(new, raised)
-                else:
-                    self.waiting.set(new)
+            self._rescore_block(key, raised)
         return raised
+
+    def _rescore_block(self, key: BlockKey, raised: list[Request]) -> None:
+        """Score the waiting links of block ``key`` again after one of its pages was judged:
+        raised ones are queued into ``raised``, lowered ones set in the frontier."""
+        siblings, o = self.siblings, self.focused
+        assert siblings is not None
+        lift = o.sibling_yield * siblings.block_yield(key)
+        if lift <= 0.0 and o.sibling_blame <= 0.0:
+            return
+        for url in siblings.members(key):
+            held = self.waiting.get(url)
+            if held is None or "template" in held.reasons:
+                continue
+            reasons = held.reasons
+            known = reasons.get("siblings", 0.0)
+            blame = self._sibling_blame(url)
+            if lift <= known and blame == reasons.get("blame", 1.0):
+                continue
+            anchor = max(reasons.get("anchor", 0.0), reasons.get("family", 0.0), lift, known)
+            score = link_priority(
+                inherited=reasons.get("inherited", 0.0) * blame,
+                anchor=anchor,
+                inherited_weight=o.inherited_weight,
+            )
+            updated = dict(reasons)
+            if o.sibling_yield > 0.0:
+                updated["siblings"] = max(lift, known)
+            if o.sibling_blame > 0.0:
+                updated["blame"] = blame
+            if self.learner is not None:
+                updated["prior"] = score
+            new = dataclasses.replace(held, score=score, reasons=updated)
+            if score > held.score:
+                self._queue(new, raised)
+            else:
+                self.waiting.set(new)
+                if score < held.score and o.sibling_blame > 0.0:
+                    self._lowered.append((url, score))
+
+    def _probe_hub(self, page: Page, links: Sequence[Link], requests: list[Request]) -> None:
+        """The page counts for the hub probe (``hub_probe``); when a probe is due, the URL
+        the most crawled pages link to is queued at the top."""
+        probe = self.probe
+        assert probe is not None
+        links_of = () if page.duplicate_of is not None else (link.url for link in links)
+        probe.page({page.url, page.final_url}, links_of)
+        due = probe.due()
+        if due is not None:
+            url, pages = due
+            request = Request(
+                url=url,
+                score=SEED_SCORE,
+                depth=page.depth + 1,
+                parent_url=page.final_url or page.url,
+                reasons={"probe": float(pages)},
+            )
+            self._queue(request, requests)
 
     def _inherited_through_template(
         self, page: Page, links: Sequence[Link], template: frozenset[int]

@@ -25,6 +25,7 @@ from topicrawl.focus.links import (
     TemplateHindsight,
 )
 from topicrawl.focus.options import FocusedOptions
+from topicrawl.focus.probes import HubProbe
 from topicrawl.focus.promotion import SeedPromotion
 from topicrawl.focus.roles import RoleAnchors
 from topicrawl.focus.siblings import BlockYield
@@ -67,6 +68,7 @@ class _Parts(_Scoring):
     hindsight: TemplateHindsight
     roles: RoleAnchors | None
     siblings: BlockYield | None
+    probe: HubProbe | None
     learner: LinkLearner | None
     promotion: SeedPromotion
     _lowered: list[tuple[str, float]]
