@@ -169,6 +169,8 @@ async def build(url: str, pool: list[tuple[str, str]], count: int) -> None:
         inserted = time.perf_counter() - started
         started = time.perf_counter()
         async with engine.begin() as connection:
+            if engine.dialect.name == "postgresql":  # GIN builds sort in this memory
+                await connection.exec_driver_sql("SET LOCAL maintenance_work_mem = '512MB'")
             if engine.dialect.name == "sqlite":
                 await connection.run_sync(create_search_index)
             else:  # the stored column is filled on insert; its GIN index is built here

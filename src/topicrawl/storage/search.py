@@ -68,15 +68,18 @@ from topicrawl.storage.search_index import (
     cjk_bigrams,
     has_cjk,
 )
+from topicrawl.storage.stored_schema import StoredSchema
 
 __all__ = [
     "MAX_LIMIT",
     "RANKED",
     "InvalidCursor",
+    "MissingColumn",
     "PageQuery",
     "PageSummary",
     "fts_words",
     "search_pages",
+    "search_unavailable",
     "snippet_of",
 ]
 
@@ -92,6 +95,34 @@ _MAX_WORDS = 16  # more words add nothing a user could tell but cost a join term
 
 class InvalidCursor(ValueError):
     """A cursor that this module did not make (or one for the other kind of search)."""
+
+
+class MissingColumn(ValueError):
+    """A filter on a column the database's (older) schema does not have."""
+
+
+# The schema whose full-text index a ranked text search reads, by dialect: SQLite's FTS5
+# tables with the filter index of schema 8, PostgreSQL's search table of schema 17. Before
+# it, words are matched by a scan (LIKE), newest first.
+SEARCH_SCHEMA = {"sqlite": 8, "postgresql": 17}
+
+
+def search_unavailable(schema: StoredSchema | None, dialect: str) -> str | None:
+    """Why a text search in a database of ``schema`` is a scan, not ranked (None: it is
+    ranked)."""
+    if schema is None:
+        return None
+    return schema.lacks(SEARCH_SCHEMA.get(dialect, SEARCH_SCHEMA["postgresql"]))
+
+
+def _check_filters(query: PageQuery, schema: StoredSchema) -> None:
+    for value, name, version in ((query.host, "host", 6), (query.topic, "topic", 8)):
+        if value is not None and not schema.has(pages.name, name):
+            raise MissingColumn(
+                f"this database has schema version {schema.version}: its pages have no {name} "
+                f"to filter on (that came with version {version}; the dashboard never migrates "
+                "a database: open it once with write access to migrate it)"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,17 +244,18 @@ def _filters(query: PageQuery, rows: TableClause = pages) -> list[ColumnElement[
 # Read for the (at most ``limit``) pages found, once their ids are known: a sort that carried
 # every match's text along would read the text of every match.
 _SUMMARY_COLUMNS = (
-    pages.c.id,
-    pages.c.url,
-    pages.c.title,
-    pages.c.host,
-    pages.c.status,
-    pages.c.relevance,
-    pages.c.score,
-    pages.c.fetched_at,
-    pages.c.text,
-    pages.c.topic,
+    "id",
+    "url",
+    "title",
+    "host",
+    "status",
+    "relevance",
+    "score",
+    "fetched_at",
+    "text",
+    "topic",
 )
+_SUMMARY = tuple(pages.c[name] for name in _SUMMARY_COLUMNS)
 
 
 def _newest(query: PageQuery, after: str | None, limit: int) -> Select[Any]:
@@ -427,22 +459,38 @@ def _all_cjk(word: str) -> bool:
 
 
 async def search_pages(
-    engine: AsyncEngine, query: PageQuery, *, after: str | None = None, limit: int = 50
+    engine: AsyncEngine,
+    query: PageQuery,
+    *,
+    after: str | None = None,
+    limit: int = 50,
+    schema: StoredSchema | None = None,
 ) -> tuple[list[PageSummary], str | None]:
     """One page of results and the opaque cursor of the next (None at the end).
+
+    ``schema``: what a database opened without migrating holds (None: the latest schema). An
+    older one's missing columns read as None, and before :data:`SEARCH_SCHEMA` words are
+    matched by a scan, newest first (see :func:`search_unavailable`).
 
     Raises:
         InvalidCursor: ``after`` was not made by this function for the same kind of search
             (with words, or without).
+        MissingColumn: a filter on a column the database's schema does not have.
         ValueError: ``limit`` is not between 1 and :data:`MAX_LIMIT`.
     """
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    if schema is not None:
+        _check_filters(query, schema)
     words = fts_words(query.text or "")
+    summary = schema.columns(pages, _SUMMARY_COLUMNS) if schema is not None else list(_SUMMARY)
     async with engine.connect() as connection:
         # One row more than asked for tells whether there is a next page.
         if not words:
             kind, statement = "n", _newest(query, after, limit + 1)
+        elif search_unavailable(schema, engine.dialect.name):
+            conditions = _filters(query) + _scan_conditions(words)
+            kind, statement = "t", _scan(conditions, after, limit + 1)
         elif engine.dialect.name == "sqlite":
             kind, statement = "t", _sqlite_text(query, words, after, limit + 1)
         else:
@@ -456,7 +504,7 @@ async def search_pages(
         keys = keys[:limit]
         ids = [int(key.id) for key in keys]
         details = (
-            (await connection.execute(select(*_SUMMARY_COLUMNS).where(pages.c.id.in_(ids)))).all()
+            (await connection.execute(select(*summary).where(pages.c.id.in_(ids)))).all()
             if ids
             else []
         )
