@@ -69,6 +69,7 @@ from topicrawl.storage.search_index import (
     create_search_index,
     flag_cjk_pages,
 )
+from topicrawl.storage.search_table import add_search_table
 
 __all__ = [
     "LATEST_VERSION",
@@ -306,6 +307,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(14, "dashboard search (PostgreSQL): pages indexed by status", add_status_index),
     Migration(15, "pages.cjk: the CJK index's triggers test a flag, not a GLOB", flag_cjk_pages),
+    # PLACEHOLDER: 16 is the video helper's migration of session 19 (the leader lease's own
+    # table), built on another branch; this no-op only keeps the numbers in order until the
+    # two branches are merged, when that migration replaces it.
+    Migration(16, "reserved (another branch's migration)", lambda connection: None),
+    Migration(
+        17,
+        "dashboard search (PostgreSQL): page_search, the vector and filter columns apart",
+        add_search_table,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

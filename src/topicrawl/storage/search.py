@@ -1,10 +1,10 @@
 """Full-text search and keyset pagination over stored pages (the dashboard's pages list).
 
 Without words, pages come newest first by ``(fetched_at, id)``; with words, best match first
-(SQLite: FTS5's bm25 over the word index; PostgreSQL: ``ts_rank`` of the stored vector, the
-``simple`` configuration), then by id. Each answer carries an opaque cursor naming the last row
-returned; the next page starts after it (keyset pagination: a deep page costs what the
-first one does, where ``OFFSET`` would read and drop every row before it).
+(SQLite: FTS5's bm25 over the word index; PostgreSQL: ``ts_rank`` of the search table's
+vector, the ``simple`` configuration), then by id. Each answer carries an opaque cursor naming
+the last row returned; the next page starts after it (keyset pagination: a deep page costs
+what the first one does, where ``OFFSET`` would read and drop every row before it).
 
 The user's words never reach the query as syntax. SQLite: every word becomes a quoted FTS5
 string (a double quote inside is doubled), so ``OR``, ``NOT``, ``NEAR``, ``*``, ``^``, ``:``
@@ -15,9 +15,10 @@ CJK word (most Chinese words have two characters) or a word of punctuation only 
 by ``LIKE`` (its ``%``, ``_`` and escape characters escaped), and when every word is such a
 word the search scans the pages, newest (highest id) first: fast when the word is common,
 a full scan when it is rare. PostgreSQL: the words go through ``plainto_tsquery``, which
-takes any text, against the stored ``search_vector`` column; a CJK word of two characters or
-more becomes the phrase of its bigrams (``phraseto_tsquery``), a one-character one is matched
-by ``LIKE``.
+takes any text, against the search table's vector (schema 17,
+:mod:`topicrawl.storage.search_table`); a CJK word of two or three characters is one lexeme
+of the vector (its bigram or trigram), a longer one the phrase of its trigrams
+(``phraseto_tsquery``), a one-character one is matched by ``LIKE``.
 
 Ranking every match of a common word costs a bm25 score per match (seconds for a word in
 most of a million pages), so a text search ranks the newest :data:`RANKED` matches that pass
@@ -59,15 +60,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.selectable import NamedFromClause
 
 from topicrawl.storage.schema import pages
-from topicrawl.storage.search_index import (
-    CJK_TABLE,
-    FTS_TABLE,
-    PG_VECTOR,
-    cjk_bigrams,
-    has_cjk,
-)
+from topicrawl.storage.search_index import CJK_TABLE, FTS_TABLE, has_cjk
+from topicrawl.storage.search_table import PG_SEARCH_VERSION, cjk_trigrams, page_search
 from topicrawl.storage.stored_schema import StoredSchema
 
 __all__ = [
@@ -104,7 +101,7 @@ class MissingColumn(ValueError):
 # The schema whose full-text index a ranked text search reads, by dialect: SQLite's FTS5
 # tables with the filter index of schema 8, PostgreSQL's search table of schema 17. Before
 # it, words are matched by a scan (LIKE), newest first.
-SEARCH_SCHEMA = {"sqlite": 8, "postgresql": 17}
+SEARCH_SCHEMA = {"sqlite": 8, "postgresql": PG_SEARCH_VERSION}
 
 
 def search_unavailable(schema: StoredSchema | None, dialect: str) -> str | None:
@@ -209,7 +206,7 @@ def _decode_cursor(cursor: str, kind: str) -> tuple[float, int]:
     return float(decoded[1]), decoded[2]
 
 
-def _host_condition(host: str, rows: TableClause = pages) -> ColumnElement[bool]:
+def _host_condition(host: str, rows: NamedFromClause = pages) -> ColumnElement[bool]:
     """``host`` as stored (``name:port``), or a bare name (or ``[v6]`` address) for every port.
 
     The bare form is a range on the indexed column (``name:`` up to ``name;``, the character after
@@ -220,7 +217,7 @@ def _host_condition(host: str, rows: TableClause = pages) -> ColumnElement[bool]
     return rows.c.host == host
 
 
-def _filters(query: PageQuery, rows: TableClause = pages) -> list[ColumnElement[bool]]:
+def _filters(query: PageQuery, rows: NamedFromClause = pages) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
     if query.host is not None:
         conditions.append(_host_condition(query.host, rows))
@@ -380,61 +377,65 @@ def _sqlite_text(query: PageQuery, words: list[str], after: str | None, limit: i
     return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
 
 
-def _postgres_matches(query: PageQuery, words: list[str]) -> tuple[list[Any], Any | None]:
-    """The conditions of a PostgreSQL text search, and its tsquery (None: no word the index
-    can look up, so the conditions are for a scan)."""
-    sorted_words = _Words.sort(words)
-    phrases = [w for w in (*sorted_words.cjk, *sorted_words.scanned) if _all_cjk(w)]
-    scanned = [w for w in (*sorted_words.cjk, *sorted_words.scanned) if w not in phrases]
-    conditions = _filters(query) + _scan_conditions(scanned)
+def _postgres_query(words: Sequence[str]) -> Any | None:
+    """The tsquery of the words the search table can look up (None: none can). Words of
+    letters go through ``plainto_tsquery``; a CJK word of two or three characters is the one
+    lexeme of its bigram or trigram, a longer one the phrase of its trigrams (see
+    :mod:`topicrawl.storage.search_table`)."""
     simple: ColumnElement[Any] = literal_column("'simple'::regconfig")
+    sorted_words = _Words.sort(words)
     queries: list[ColumnElement[Any]] = []
     if sorted_words.indexed:
         queries.append(func.plainto_tsquery(simple, _inlined(" ".join(sorted_words.indexed))))
-    queries.extend(
-        func.phraseto_tsquery(simple, _inlined(" ".join(cjk_bigrams(w)))) for w in phrases
-    )
+    for word in _pg_grams(words):
+        pieces = [word] if len(word) <= _TRIGRAM else cjk_trigrams(word)
+        queries.append(func.phraseto_tsquery(simple, _inlined(" ".join(pieces))))
     if not queries:
-        return conditions, None
+        return None
     tsquery = queries[0]
     for more in queries[1:]:
         tsquery = tsquery.op("&&")(more)
-    return [_PG_VECTOR_COLUMN.op("@@")(tsquery), *conditions], tsquery
+    return tsquery
 
 
-_PG_VECTOR_COLUMN: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
+def _pg_grams(words: Sequence[str]) -> list[str]:
+    sorted_words = _Words.sort(words)
+    return [w for w in (*sorted_words.cjk, *sorted_words.scanned) if _all_cjk(w)]
+
+
+def _pg_scanned(words: Sequence[str]) -> list[str]:
+    sorted_words = _Words.sort(words)
+    grams = set(_pg_grams(words))
+    return [w for w in (*sorted_words.cjk, *sorted_words.scanned) if w not in grams]
 
 
 def _postgres_text(
     query: PageQuery, words: list[str], after: str | None, limit: int
 ) -> Select[Any]:
     """Best ts_rank first (negated, so that lower is better as on SQLite), then id, over the
-    stored ``search_vector`` (schema 8). Words of letters go through ``plainto_tsquery``; a CJK
-    word of two characters or more is the phrase of its bigrams (see
-    :mod:`topicrawl.storage.search_index`); the rest is scanned by ``LIKE``.
+    search table (schema 17); words it cannot look up are scanned by ``LIKE`` in ``pages``.
 
-    The planner finds the newest matches either by walking the primary key backwards (a
-    common match) or through the index bitmaps of the words and the filters, sorting the ids
-    found (a rare one); on 1,000,000 rows its choice was the faster one for every search of
-    benchmarks/dashboard (forcing the other: 2.5-5x slower), so it is left to it.
+    As on SQLite, the newest :data:`RANKED` matches that pass the filters are ranked. The
+    matches and the filters are found on the search table's narrow heap (the vectors out of
+    line); only their ids are sorted, and only the newest are ranked, reading their vectors
+    by id after the LIMIT.
     """
-    conditions, tsquery = _postgres_matches(query, words)
+    tsquery = _postgres_query(words)
+    scanned = _pg_scanned(words)
     if tsquery is None:
-        return _scan(conditions, after, limit)
-    # As on SQLite, the newest RANKED matches that pass the filters are ranked. Only their ids
-    # are sorted (vectors carried through the sort of 18,000 matches spilled 62 MB to disk),
-    # and only they are ranked, after the LIMIT: their vectors are read again by id.
-    newest_matches = (
-        select(pages.c.id.label("id"))
-        .where(*conditions)
-        .order_by(pages.c.id.desc())
-        .limit(RANKED)
-        .subquery("newest")
+        return _scan(_filters(query) + _scan_conditions(scanned), after, limit)
+    found = page_search.alias("found")
+    newest = select(found.c.id.label("id")).where(
+        found.c.vector.op("@@")(tsquery), *_filters(query, found)
     )
-    ranked = pages.alias("ranked")
-    vector: ColumnElement[Any] = literal_column(f"ranked.{PG_VECTOR}")
+    if scanned:
+        newest = newest.join_from(found, pages, pages.c.id == found.c.id).where(
+            *_scan_conditions(scanned)
+        )
+    newest_matches = newest.order_by(found.c.id.desc()).limit(RANKED).subquery("newest")
+    ranked = page_search.alias("ranked")
     matched = (
-        select(ranked.c.id, cast(-func.ts_rank(vector, tsquery), Double).label("sort_key"))
+        select(ranked.c.id, cast(-func.ts_rank(ranked.c.vector, tsquery), Double).label("sort_key"))
         .join_from(newest_matches, ranked, ranked.c.id == newest_matches.c.id)
         .subquery("matched")
     )
