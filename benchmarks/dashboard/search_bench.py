@@ -41,8 +41,11 @@ from topicrawl.storage.search import (
     _encode_cursor,
     search_pages,
 )
-from topicrawl.storage.search_index import create_search_index, drop_search_index
-from topicrawl.storage.search_table import add_search_table, drop_search_table
+from topicrawl.storage.search_index import (
+    add_search_vector,
+    create_search_index,
+    drop_search_index,
+)
 from topicrawl.storage.target import create_engine, parse_target
 
 SITES = {
@@ -158,7 +161,6 @@ async def build(url: str, pool: list[tuple[str, str]], count: int) -> None:
     try:
         async with engine.begin() as connection:
             await connection.run_sync(drop_search_index)
-            await connection.run_sync(drop_search_table)  # filled after the load, not per row
         started = time.perf_counter()
         if engine.dialect.name == "sqlite":
             _insert_sqlite(url, pool, count)
@@ -169,8 +171,9 @@ async def build(url: str, pool: list[tuple[str, str]], count: int) -> None:
         async with engine.begin() as connection:
             if engine.dialect.name == "sqlite":
                 await connection.run_sync(create_search_index)
-            else:  # the search table, its vectors and index (what migration 17 does)
-                await connection.run_sync(add_search_table)
+            else:  # the stored column is filled on insert; its GIN index is built here
+                await connection.exec_driver_sql("SET LOCAL maintenance_work_mem = '512MB'")
+                await connection.run_sync(add_search_vector)
             if engine.dialect.name == "postgresql":
                 await connection.execute(text("ANALYZE pages"))
         indexed = time.perf_counter() - started

@@ -64,12 +64,12 @@ from topicrawl.storage.schema import (
     schema_version,
 )
 from topicrawl.storage.search_index import (
+    add_filter_indexes,
     add_search_vector,
     add_status_index,
     create_search_index,
     flag_cjk_pages,
 )
-from topicrawl.storage.search_table import add_search_table
 
 __all__ = [
     "LATEST_VERSION",
@@ -80,8 +80,13 @@ __all__ = [
     "migrate",
 ]
 
-# Any fixed 64-bit number: it names "topicrawl schema migration" among advisory locks.
-_PG_MIGRATION_LOCK = 0x746F706963726177
+# The advisory lock a PostgreSQL migration holds: one per schema (crawls in other schemas of
+# the database open while one migrates; a fixed key for all held every one of them back for as
+# long as migration 17 built its index, minutes on a million pages).
+_PG_MIGRATION_LOCK = (
+    "SELECT pg_advisory_xact_lock("
+    "hashtextextended('topicrawl schema migration ' || current_schema(), 0))"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,8 +318,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "reserved (another branch's migration)", lambda connection: None),
     Migration(
         17,
-        "dashboard search (PostgreSQL): page_search, the vector and filter columns apart",
-        add_search_table,
+        "dashboard search (PostgreSQL): pages indexed by (topic, id) and (host, id)",
+        add_filter_indexes,
     ),
 )
 
@@ -340,9 +345,7 @@ async def migrate(
     """
     _check_order(migrations)
     if connection.dialect.name == "postgresql":
-        await connection.execute(
-            text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK}
-        )
+        await connection.execute(text(_PG_MIGRATION_LOCK))
     await connection.run_sync(create_tables(schema_version))
     current = (await connection.execute(select(func.max(schema_version.c.version)))).scalar()
     current = int(current or 0)

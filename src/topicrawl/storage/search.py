@@ -58,13 +58,12 @@ from sqlalchemy import (
     text,
     tuple_,
 )
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.selectable import NamedFromClause
 
 from topicrawl.storage.schema import pages
-from topicrawl.storage.search_index import CJK_TABLE, FTS_TABLE, has_cjk
-from topicrawl.storage.search_table import PG_SEARCH_VERSION, cjk_trigrams, page_search
+from topicrawl.storage.search_index import CJK_TABLE, FTS_TABLE, PG_VECTOR, cjk_bigrams, has_cjk
 from topicrawl.storage.stored_schema import StoredSchema
 
 __all__ = [
@@ -101,7 +100,7 @@ class MissingColumn(ValueError):
 # The schema whose full-text index a ranked text search reads, by dialect: SQLite's FTS5
 # tables with the filter index of schema 8, PostgreSQL's search table of schema 17. Before
 # it, words are matched by a scan (LIKE), newest first.
-SEARCH_SCHEMA = {"sqlite": 8, "postgresql": PG_SEARCH_VERSION}
+SEARCH_SCHEMA = {"sqlite": 8, "postgresql": 8}
 
 
 def search_unavailable(schema: StoredSchema | None, dialect: str) -> str | None:
@@ -378,18 +377,22 @@ def _sqlite_text(query: PageQuery, words: list[str], after: str | None, limit: i
 
 
 def _postgres_query(words: Sequence[str]) -> Any | None:
-    """The tsquery of the words the search table can look up (None: none can). Words of
-    letters go through ``plainto_tsquery``; a CJK word of two or three characters is the one
-    lexeme of its bigram or trigram, a longer one the phrase of its trigrams (see
-    :mod:`topicrawl.storage.search_table`)."""
+    """The tsquery of the words the stored vector can look up (None: none can). Words of
+    letters go through ``plainto_tsquery``; a CJK word of two characters or more is its last
+    bigram (see :mod:`topicrawl.storage.search_index`), and one of three or more is also
+    matched by ``LIKE`` (:func:`_pg_scanned`), which makes it exact: the whole word, as a
+    substring. Not the phrase (or the AND) of its bigrams: PostgreSQL estimates those as if
+    the bigrams were independent (390 pages for '服务器' on 1,000,000 rows, 18,000 found), so
+    it took them for rare and read every page holding them instead of those of the window
+    searched (17,700 heap blocks against 2,600); one bigram it estimates right."""
     simple: ColumnElement[Any] = literal_column("'simple'::regconfig")
     sorted_words = _Words.sort(words)
     queries: list[ColumnElement[Any]] = []
     if sorted_words.indexed:
         queries.append(func.plainto_tsquery(simple, _inlined(" ".join(sorted_words.indexed))))
-    for word in _pg_grams(words):
-        pieces = [word] if len(word) <= _TRIGRAM else cjk_trigrams(word)
-        queries.append(func.phraseto_tsquery(simple, _inlined(" ".join(pieces))))
+    queries.extend(
+        func.plainto_tsquery(simple, _inlined(cjk_bigrams(w)[-1])) for w in _pg_grams(words)
+    )
     if not queries:
         return None
     tsquery = queries[0]
@@ -404,39 +407,100 @@ def _pg_grams(words: Sequence[str]) -> list[str]:
 
 
 def _pg_scanned(words: Sequence[str]) -> list[str]:
+    """The words matched by ``LIKE``: those the vector cannot look up, and the CJK words of
+    more than one bigram (their order)."""
     sorted_words = _Words.sort(words)
-    grams = set(_pg_grams(words))
-    return [w for w in (*sorted_words.cjk, *sorted_words.scanned) if w not in grams]
+    two = {w for w in _pg_grams(words) if len(w) == 2}
+    return [w for w in (*sorted_words.cjk, *sorted_words.scanned) if w not in two]
 
 
-def _postgres_text(
-    query: PageQuery, words: list[str], after: str | None, limit: int
+_PG_VECTOR_COLUMN: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
+_FIRST_WINDOW = 4_096
+"""Newest ids a PostgreSQL text search looks at first (see :func:`_postgres_newest`)."""
+_WINDOW_GROWTH = 8
+
+
+async def _plans(connection: AsyncConnection, *, bitmaps: bool, index_walks: bool) -> None:
+    """Which scans the planner may use for the rest of this search's transaction."""
+    on = {True: "on", False: "off"}
+    await connection.exec_driver_sql(
+        f"SELECT set_config('enable_bitmapscan', '{on[bitmaps]}', true), "
+        f"set_config('enable_indexscan', '{on[index_walks]}', true)"
+    )
+
+
+async def _postgres_newest(
+    connection: AsyncConnection, conditions: list[ColumnElement[bool]]
+) -> list[int]:
+    """The ids of the newest :data:`RANKED` pages that meet ``conditions``, newest first.
+
+    Looked for in windows of ids, newest first. The first, the newest :data:`_FIRST_WINDOW`
+    ids, is walked row by row down the key (it stops at the :data:`RANKED`-th match: a word in
+    most pages is done there). The next windows are sized from the matches found so far (at
+    least :data:`_WINDOW_GROWTH` times the last), down to the oldest page; inside each the
+    index bitmaps of the words, of the filters' ``(column, id)`` indexes and of the id range
+    are ANDed, so only the window's matches are read from the heap: a few thousand blocks,
+    where the bitmap of every match of a common word read one block per match (12,000-18,000
+    on 1,000,000 rows, benchmarks/dashboard/README.md). The windows are disjoint and walked
+    newest first, so the ids found are exactly the newest matches, as one query over the
+    whole table would give them.
+    """
+    bounds = (await connection.execute(select(func.min(pages.c.id), func.max(pages.c.id)))).one()
+    if bounds[0] is None:
+        return []
+    oldest, newest = int(bounds[0]), int(bounds[1])
+    found: list[int] = []
+    high = newest + 1  # the window is [low, high)
+    size = _FIRST_WINDOW
+    # The planner's own choice for the first window was the whole bitmap of a word in most
+    # pages (900,000 ids for 'the'), where the walk stops after ~2,200 rows.
+    await _plans(connection, bitmaps=False, index_walks=True)
+    while True:
+        low = high - size
+        window = [pages.c.id < high]
+        if low > oldest:
+            window.append(pages.c.id >= low)
+        statement = (
+            select(pages.c.id)
+            .where(*conditions, *window)
+            .order_by(pages.c.id.desc())
+            .limit(RANKED - len(found))
+        )
+        found.extend(int(row.id) for row in await connection.execute(statement))
+        if len(found) >= RANKED or low <= oldest:
+            return found
+        if high == newest + 1:
+            # Past the first window the planner would walk the key backwards through a big
+            # window testing each row (it expects the matches early): bitmaps only.
+            await _plans(connection, bitmaps=True, index_walks=False)
+        seen = newest + 1 - low
+        needed = (RANKED - len(found)) * seen // max(len(found), 1)
+        size = max(size * _WINDOW_GROWTH, needed * 3 // 2)
+        high = low
+
+
+async def _postgres_text(
+    connection: AsyncConnection, query: PageQuery, words: list[str], after: str | None, limit: int
 ) -> Select[Any]:
     """Best ts_rank first (negated, so that lower is better as on SQLite), then id, over the
-    search table (schema 17); words it cannot look up are scanned by ``LIKE`` in ``pages``.
+    stored ``search_vector`` (schema 8); words it cannot look up are scanned by ``LIKE``.
 
-    As on SQLite, the newest :data:`RANKED` matches that pass the filters are ranked. The
-    matches and the filters are found on the search table's narrow heap (the vectors out of
-    line); only their ids are sorted, and only the newest are ranked, reading their vectors
-    by id after the LIMIT.
+    As on SQLite, the newest :data:`RANKED` matches that pass the filters are ranked
+    (:func:`_postgres_newest` finds their ids); only they are ranked, reading their vectors by
+    id.
     """
     tsquery = _postgres_query(words)
-    scanned = _pg_scanned(words)
+    scanned = _scan_conditions(_pg_scanned(words))
     if tsquery is None:
-        return _scan(_filters(query) + _scan_conditions(scanned), after, limit)
-    found = page_search.alias("found")
-    newest = select(found.c.id.label("id")).where(
-        found.c.vector.op("@@")(tsquery), *_filters(query, found)
-    )
-    if scanned:
-        newest = newest.join_from(found, pages, pages.c.id == found.c.id).where(
-            *_scan_conditions(scanned)
-        )
-    newest_matches = newest.order_by(found.c.id.desc()).limit(RANKED).subquery("newest")
-    ranked = page_search.alias("ranked")
+        return _scan(_filters(query) + scanned, after, limit)
+    conditions = [_PG_VECTOR_COLUMN.op("@@")(tsquery), *_filters(query), *scanned]
+    ids = await _postgres_newest(connection, conditions)
+    await _plans(connection, bitmaps=True, index_walks=True)
     matched = (
-        select(ranked.c.id, cast(-func.ts_rank(ranked.c.vector, tsquery), Double).label("sort_key"))
-        .join_from(newest_matches, ranked, ranked.c.id == newest_matches.c.id)
+        select(
+            pages.c.id, cast(-func.ts_rank(_PG_VECTOR_COLUMN, tsquery), Double).label("sort_key")
+        )
+        .where(pages.c.id.in_(ids))
         .subquery("matched")
     )
     statement = select(matched.c.id, matched.c.sort_key)
@@ -499,7 +563,8 @@ async def search_pages(
             # the topic filter's lossy: 33,000 rows read to find 12,000 on 1,000,000 rows, 3x
             # the work) and for the sorts; for this search's transaction only.
             await connection.exec_driver_sql(f"SET LOCAL work_mem = '{_WORK_MEM}'")
-            kind, statement = "t", _postgres_text(query, words, after, limit + 1)
+            kind = "t"
+            statement = await _postgres_text(connection, query, words, after, limit + 1)
         keys = (await connection.execute(statement)).all()
         more = len(keys) > limit
         keys = keys[:limit]

@@ -42,12 +42,12 @@ import re
 from sqlalchemy import Connection, text
 
 __all__ = [
-    "CJK_CLASS",
     "CJK_TABLE",
     "FTS_TABLE",
     "PG_BIGRAMS",
     "PG_DOCUMENT",
     "PG_VECTOR",
+    "add_filter_indexes",
     "add_search_vector",
     "add_status_index",
     "cjk_bigrams",
@@ -67,7 +67,7 @@ PG_BIGRAMS = "topicrawl_cjk_bigrams"
 # Hiragana, katakana, CJK ideographs (extension A and the main block), Hangul syllables, CJK
 # compatibility ideographs: the scripts written without spaces between words.
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
-CJK_CLASS = "[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES) + "]"
+_CJK_CLASS = "[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES) + "]"
 
 
 def has_cjk(word: str) -> bool:
@@ -75,7 +75,7 @@ def has_cjk(word: str) -> bool:
     return any(a <= ord(ch) <= b for ch in word for a, b in _CJK_RANGES)
 
 
-_CJK_SEARCH = re.compile(CJK_CLASS).search
+_CJK_SEARCH = re.compile(_CJK_CLASS).search
 
 
 def has_cjk_text(*texts: str) -> bool:
@@ -93,7 +93,7 @@ def cjk_bigrams(word: str) -> list[str]:
 
 
 def _cjk(row: str) -> str:
-    return f"({row}.title GLOB '*{CJK_CLASS}*' OR {row}.text GLOB '*{CJK_CLASS}*')"
+    return f"({row}.title GLOB '*{_CJK_CLASS}*' OR {row}.text GLOB '*{_CJK_CLASS}*')"
 
 
 def _add(table: str, *, when: str | None = None) -> str:
@@ -154,7 +154,7 @@ _PG_VECTOR_STATEMENTS = (
     f"CREATE OR REPLACE FUNCTION {PG_BIGRAMS}(doc text) RETURNS text "
     "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ "
     "SELECT coalesce(string_agg(substr(found.run[1], at, 2), ' ' ORDER BY found.n, at), '') "
-    f"FROM regexp_matches(doc, '({CJK_CLASS}{{2,}})', 'g') WITH ORDINALITY AS found(run, n), "
+    f"FROM regexp_matches(doc, '({_CJK_CLASS}{{2,}})', 'g') WITH ORDINALITY AS found(run, n), "
     "generate_series(1, char_length(found.run[1]) - 1) AS at $$",
     f"ALTER TABLE pages ADD COLUMN IF NOT EXISTS {PG_VECTOR} tsvector GENERATED ALWAYS AS ("
     f"{PG_DOCUMENT} || to_tsvector('simple'::regconfig, "
@@ -186,6 +186,25 @@ def add_status_index(connection: Connection) -> None:
     """Schema 14 on PostgreSQL: ``pages`` indexed by status (nothing on SQLite)."""
     if connection.dialect.name != "sqlite":
         connection.execute(text(PG_STATUS_INDEX))
+
+
+# Schema 17 (PostgreSQL): a text search looks for its matches in windows of ids, newest first
+# (storage.search), and a filter by topic or host joins the index bitmaps of the words and the
+# window through these: only the rows that match the words and the filter in the window are
+# read (the (topic, fetched_at, id) and (host, fetched_at, id) indexes of the list cannot be
+# bounded by id).
+PG_FILTER_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS ix_pages_topic_id ON pages (topic, id)",
+    "CREATE INDEX IF NOT EXISTS ix_pages_host_id ON pages (host, id)",
+)
+
+
+def add_filter_indexes(connection: Connection) -> None:
+    """Schema 17 on PostgreSQL: ``pages`` indexed by topic and by host in id order (nothing
+    on SQLite, whose search reads its filters from ix_pages_filters)."""
+    if connection.dialect.name != "sqlite":
+        for statement in PG_FILTER_INDEXES:
+            connection.execute(text(statement))
 
 
 def flag_cjk_pages(connection: Connection) -> None:
