@@ -415,8 +415,10 @@ def _pg_scanned(words: Sequence[str]) -> list[str]:
 
 
 _PG_VECTOR_COLUMN: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
-_FIRST_WINDOW = 4_096
-"""Newest ids a PostgreSQL text search looks at first (see :func:`_postgres_newest`)."""
+_FIRST_WINDOW = 2_048
+"""Newest ids a PostgreSQL text search walks first (see :func:`_postgres_newest`)."""
+_WALK_DENSITY = 0.04
+"""Past this share of matching rows in the first window, the search walks on down the key."""
 _WINDOW_GROWTH = 8
 
 
@@ -434,48 +436,63 @@ async def _postgres_newest(
 ) -> list[int]:
     """The ids of the newest :data:`RANKED` pages that meet ``conditions``, newest first.
 
-    Looked for in windows of ids, newest first. The first, the newest :data:`_FIRST_WINDOW`
-    ids, is walked row by row down the key (it stops at the :data:`RANKED`-th match: a word in
-    most pages is done there). The next windows are sized from the matches found so far (at
-    least :data:`_WINDOW_GROWTH` times the last), down to the oldest page; inside each the
-    index bitmaps of the words, of the filters' ``(column, id)`` indexes and of the id range
-    are ANDed, so only the window's matches are read from the heap: a few thousand blocks,
-    where the bitmap of every match of a common word read one block per match (12,000-18,000
-    on 1,000,000 rows, benchmarks/dashboard/README.md). The windows are disjoint and walked
-    newest first, so the ids found are exactly the newest matches, as one query over the
-    whole table would give them.
+    The newest :data:`_FIRST_WINDOW` ids are walked row by row down the key (it stops at the
+    :data:`RANKED`-th match). What they held says how the rest is read:
+
+    - more than :data:`_WALK_DENSITY` of them matched: the walk goes on (a common word: the
+      rows it reads lie together, cheaper a row than a bitmap's scattered ones);
+    - the rest would hold fewer than 2 x :data:`RANKED` matches at that rate: one query over
+      the rest, by the index bitmaps (a rare word: its few matches are read);
+    - else windows of ids, newest first, sized from the matches found so far (at least
+      :data:`_WINDOW_GROWTH` times the last), down to the oldest page. Inside each the index
+      bitmaps of the words, of the filters' ``(column, id)`` indexes and of the id range are
+      ANDed, so only the window's matches are read from the heap: 2,300-3,500 blocks where
+      the bitmap of every match read one block per match (12,000-18,000 for 'deprecated' +
+      topic and '服务器' on 1,000,000 rows, benchmarks/dashboard/README.md), and a walk
+      expecting matches early read 164,000 rows.
+
+    Each step reads ids below the last, newest first, so the ids found are exactly the newest
+    matches, as one query over the whole table would give them.
     """
     bounds = (await connection.execute(select(func.min(pages.c.id), func.max(pages.c.id)))).one()
     if bounds[0] is None:
         return []
     oldest, newest = int(bounds[0]), int(bounds[1])
-    found: list[int] = []
-    high = newest + 1  # the window is [low, high)
-    size = _FIRST_WINDOW
-    # The planner's own choice for the first window was the whole bitmap of a word in most
-    # pages (900,000 ids for 'the'), where the walk stops after ~2,200 rows.
-    await _plans(connection, bitmaps=False, index_walks=True)
-    while True:
-        low = high - size
-        window = [pages.c.id < high]
-        if low > oldest:
-            window.append(pages.c.id >= low)
+
+    async def below(high: int, low: int | None) -> list[int]:
+        window = [pages.c.id < high] if low is None else [pages.c.id < high, pages.c.id >= low]
         statement = (
             select(pages.c.id)
             .where(*conditions, *window)
             .order_by(pages.c.id.desc())
             .limit(RANKED - len(found))
         )
-        found.extend(int(row.id) for row in await connection.execute(statement))
+        return [int(row.id) for row in await connection.execute(statement)]
+
+    # The planner's own choice for the first window could be the whole bitmap of a word in
+    # most pages (900,000 ids for 'the'), where the walk stops after ~2,200 rows.
+    await _plans(connection, bitmaps=False, index_walks=True)
+    found: list[int] = []
+    high = newest + 1 - _FIRST_WINDOW  # the next window is [low, high)
+    found += await below(newest + 1, high if high > oldest else None)
+    if len(found) >= RANKED or high <= oldest:
+        return found
+    density = len(found) / _FIRST_WINDOW
+    if density > _WALK_DENSITY:
+        return found + await below(high, None)
+    # Bitmaps only from here: in a big window the planner would walk the key backwards,
+    # testing each row (it expects the matches early).
+    await _plans(connection, bitmaps=True, index_walks=False)
+    if density * (high - oldest) < 2 * RANKED:
+        return found + await below(high, None)
+    size = _FIRST_WINDOW
+    while True:
+        needed = (RANKED - len(found)) * (newest + 1 - high) // max(len(found), 1)
+        size = max(size * _WINDOW_GROWTH, needed * 3 // 2)
+        low = high - size
+        found += await below(high, low if low > oldest else None)
         if len(found) >= RANKED or low <= oldest:
             return found
-        if high == newest + 1:
-            # Past the first window the planner would walk the key backwards through a big
-            # window testing each row (it expects the matches early): bitmaps only.
-            await _plans(connection, bitmaps=True, index_walks=False)
-        seen = newest + 1 - low
-        needed = (RANKED - len(found)) * seen // max(len(found), 1)
-        size = max(size * _WINDOW_GROWTH, needed * 3 // 2)
         high = low
 
 
