@@ -415,7 +415,7 @@ def _pg_scanned(words: Sequence[str]) -> list[str]:
 
 
 _PG_VECTOR_COLUMN: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
-_FIRST_WINDOW = 2_048
+_FIRST_WINDOW = 1_024
 """Newest ids a PostgreSQL text search walks first (see :func:`_postgres_newest`)."""
 _WALK_DENSITY = 0.04
 """Past this share of matching rows in the first window, the search walks on down the key."""
@@ -443,8 +443,8 @@ async def _postgres_newest(
       rows it reads lie together, cheaper a row than a bitmap's scattered ones);
     - the rest would hold fewer than 2 x :data:`RANKED` matches at that rate: one query over
       the rest, by the index bitmaps (a rare word: its few matches are read);
-    - else windows of ids, newest first, sized from the matches found so far (at least
-      :data:`_WINDOW_GROWTH` times the last), down to the oldest page. Inside each the index
+    - else windows of ids, newest first, sized from the matches found so far (twice the ids
+      their rate says the rest needs), down to the oldest page. Inside each the index
       bitmaps of the words, of the filters' ``(column, id)`` indexes and of the id range are
       ANDed, so only the window's matches are read from the heap: 2,300-3,500 blocks where
       the bitmap of every match read one block per match (12,000-18,000 for 'deprecated' +
@@ -454,7 +454,18 @@ async def _postgres_newest(
     Each step reads ids below the last, newest first, so the ids found are exactly the newest
     matches, as one query over the whole table would give them.
     """
-    bounds = (await connection.execute(select(func.min(pages.c.id), func.max(pages.c.id)))).one()
+    # The first window is walked: the planner's own choice for it could be the whole bitmap of
+    # a word in most pages (900,000 ids for 'the'), where the walk stops after ~2,200 rows.
+    # Set with the bounds, one round trip.
+    bounds = (
+        await connection.execute(
+            select(
+                func.min(pages.c.id),
+                func.max(pages.c.id),
+                func.set_config("enable_bitmapscan", "off", True),
+            )
+        )
+    ).one()
     if bounds[0] is None:
         return []
     oldest, newest = int(bounds[0]), int(bounds[1])
@@ -469,9 +480,6 @@ async def _postgres_newest(
         )
         return [int(row.id) for row in await connection.execute(statement)]
 
-    # The planner's own choice for the first window could be the whole bitmap of a word in
-    # most pages (900,000 ids for 'the'), where the walk stops after ~2,200 rows.
-    await _plans(connection, bitmaps=False, index_walks=True)
     found: list[int] = []
     high = newest + 1 - _FIRST_WINDOW  # the next window is [low, high)
     found += await below(newest + 1, high if high > oldest else None)
@@ -487,8 +495,12 @@ async def _postgres_newest(
         return found + await below(high, None)
     size = _FIRST_WINDOW
     while True:
-        needed = (RANKED - len(found)) * (newest + 1 - high) // max(len(found), 1)
-        size = max(size * _WINDOW_GROWTH, needed * 3 // 2)
+        # Twice the ids the matches so far say the rest needs (their rate, from a few dozen
+        # matches, is rough); only without any yet a fixed growth.
+        if found:
+            size = max(_FIRST_WINDOW, 2 * (RANKED - len(found)) * (newest + 1 - high) // len(found))
+        else:
+            size *= _WINDOW_GROWTH
         low = high - size
         found += await below(high, low if low > oldest else None)
         if len(found) >= RANKED or low <= oldest:
@@ -511,8 +523,8 @@ async def _postgres_text(
     if tsquery is None:
         return _scan(_filters(query) + scanned, after, limit)
     conditions = [_PG_VECTOR_COLUMN.op("@@")(tsquery), *_filters(query), *scanned]
+    # Whichever scans are left on, 2,000 ids are looked up by the key (a walk or a bitmap).
     ids = await _postgres_newest(connection, conditions)
-    await _plans(connection, bitmaps=True, index_walks=True)
     matched = (
         select(
             pages.c.id, cast(-func.ts_rank(_PG_VECTOR_COLUMN, tsquery), Double).label("sort_key")
