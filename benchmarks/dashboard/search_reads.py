@@ -84,10 +84,11 @@ async def measure(url: str, name: str, query: search.PageQuery) -> None:
                 exec_driver_sql = staticmethod(connection.exec_driver_sql)
 
             words = search.fts_words(query.text or "")
-            if inspect.iscoroutinefunction(search._postgres_text):
-                await search._postgres_text(Traced(), query, words, None, 51)  # type: ignore[arg-type]
+            if inspect.iscoroutinefunction(search._postgres_text):  # finds ids, then ranks
+                ranked = await search._postgres_text(Traced(), query, words, None, 51)  # type: ignore[arg-type]
             else:
-                await explained(search._postgres_text(query, words, None, 51), whole=True)
+                ranked = search._postgres_text(query, words, None, 51)
+            await explained(ranked, whole=True)
     finally:
         await engine.dispose()
     print(
