@@ -1,10 +1,10 @@
 """Full-text search and keyset pagination over stored pages (the dashboard's pages list).
 
 Without words, pages come newest first by ``(fetched_at, id)``; with words, best match first
-(SQLite: FTS5's bm25 over the word index; PostgreSQL: ``ts_rank`` of the search table's
-vector, the ``simple`` configuration), then by id. Each answer carries an opaque cursor naming
-the last row returned; the next page starts after it (keyset pagination: a deep page costs
-what the first one does, where ``OFFSET`` would read and drop every row before it).
+(SQLite: FTS5's bm25 over the word index; PostgreSQL: ``ts_rank`` of the stored vector, the
+``simple`` configuration), then by id. Each answer carries an opaque cursor naming the last row
+returned; the next page starts after it (keyset pagination: a deep page costs what the
+first one does, where ``OFFSET`` would read and drop every row before it).
 
 The user's words never reach the query as syntax. SQLite: every word becomes a quoted FTS5
 string (a double quote inside is doubled), so ``OR``, ``NOT``, ``NEAR``, ``*``, ``^``, ``:``
@@ -15,10 +15,9 @@ CJK word (most Chinese words have two characters) or a word of punctuation only 
 by ``LIKE`` (its ``%``, ``_`` and escape characters escaped), and when every word is such a
 word the search scans the pages, newest (highest id) first: fast when the word is common,
 a full scan when it is rare. PostgreSQL: the words go through ``plainto_tsquery``, which
-takes any text, against the search table's vector (schema 17,
-:mod:`topicrawl.storage.search_table`); a CJK word of two or three characters is one lexeme
-of the vector (its bigram or trigram), a longer one the phrase of its trigrams
-(``phraseto_tsquery``), a one-character one is matched by ``LIKE``.
+takes any text, against the stored ``search_vector`` column; a CJK word of two characters or
+more is looked up by its last bigram and, when longer, matched as a whole by ``LIKE`` (see
+``_postgres_query``), a one-character one is matched by ``LIKE`` only.
 
 Ranking every match of a common word costs a bm25 score per match (seconds for a word in
 most of a million pages), so a text search ranks the newest :data:`RANKED` matches that pass
@@ -60,7 +59,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.selectable import NamedFromClause
 
 from topicrawl.storage.schema import pages
 from topicrawl.storage.search_index import CJK_TABLE, FTS_TABLE, PG_VECTOR, cjk_bigrams, has_cjk
@@ -98,7 +96,7 @@ class MissingColumn(ValueError):
 
 
 # The schema whose full-text index a ranked text search reads, by dialect: SQLite's FTS5
-# tables with the filter index of schema 8, PostgreSQL's search table of schema 17. Before
+# tables with the filter index of schema 8, PostgreSQL's stored vector of schema 8. Before
 # it, words are matched by a scan (LIKE), newest first.
 SEARCH_SCHEMA = {"sqlite": 8, "postgresql": 8}
 
@@ -205,7 +203,7 @@ def _decode_cursor(cursor: str, kind: str) -> tuple[float, int]:
     return float(decoded[1]), decoded[2]
 
 
-def _host_condition(host: str, rows: NamedFromClause = pages) -> ColumnElement[bool]:
+def _host_condition(host: str, rows: TableClause = pages) -> ColumnElement[bool]:
     """``host`` as stored (``name:port``), or a bare name (or ``[v6]`` address) for every port.
 
     The bare form is a range on the indexed column (``name:`` up to ``name;``, the character after
@@ -216,7 +214,7 @@ def _host_condition(host: str, rows: NamedFromClause = pages) -> ColumnElement[b
     return rows.c.host == host
 
 
-def _filters(query: PageQuery, rows: NamedFromClause = pages) -> list[ColumnElement[bool]]:
+def _filters(query: PageQuery, rows: TableClause = pages) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
     if query.host is not None:
         conditions.append(_host_condition(query.host, rows))
