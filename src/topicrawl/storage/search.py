@@ -82,6 +82,10 @@ _FILTER_COLUMNS = ("host", "status", "relevance", "run_id", "topic", "fetched_at
 RANKED = 2_000
 """Matches a text search ranks: the newest this many that pass the filters."""
 _WORK_MEM = "32MB"  # PostgreSQL: work_mem of a text search's transaction
+# Enough memory for the matches' bitmaps to stay exact (4 MB, the default, made the topic
+# filter's lossy: 33,000 rows read to find 12,000 on 1,000,000 rows, 3x the work) and for the
+# sorts; for the search's transaction only.
+_WORK_MEM_SETTING = func.set_config("work_mem", _WORK_MEM, True)
 _SNIPPET = 200  # characters of text around the first match
 _TRIGRAM = 3
 _MAX_WORDS = 16  # more words add nothing a user could tell but cost a join term each
@@ -454,12 +458,13 @@ async def _postgres_newest(
     """
     # The first window is walked: the planner's own choice for it could be the whole bitmap of
     # a word in most pages (900,000 ids for 'the'), where the walk stops after ~2,200 rows.
-    # Set with the bounds, one round trip.
+    # Set with work_mem and read with the bounds: one round trip.
     bounds = (
         await connection.execute(
             select(
                 func.min(pages.c.id),
                 func.max(pages.c.id),
+                _WORK_MEM_SETTING,
                 func.set_config("enable_bitmapscan", "off", True),
             )
         )
@@ -519,6 +524,7 @@ async def _postgres_text(
     tsquery = _postgres_query(words)
     scanned = _scan_conditions(_pg_scanned(words))
     if tsquery is None:
+        await connection.execute(select(_WORK_MEM_SETTING))
         return _scan(_filters(query) + scanned, after, limit)
     conditions = [_PG_VECTOR_COLUMN.op("@@")(tsquery), *_filters(query), *scanned]
     # Whichever scans are left on, 2,000 ids are looked up by the key (a walk or a bitmap).
@@ -586,10 +592,6 @@ async def search_pages(
         elif engine.dialect.name == "sqlite":
             kind, statement = "t", _sqlite_text(query, words, after, limit + 1)
         else:
-            # Enough memory for the matches' bitmaps to stay exact (4 MB, the default, made
-            # the topic filter's lossy: 33,000 rows read to find 12,000 on 1,000,000 rows, 3x
-            # the work) and for the sorts; for this search's transaction only.
-            await connection.exec_driver_sql(f"SET LOCAL work_mem = '{_WORK_MEM}'")
             kind = "t"
             statement = await _postgres_text(connection, query, words, after, limit + 1)
         keys = (await connection.execute(statement)).all()
