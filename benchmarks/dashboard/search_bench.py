@@ -172,6 +172,7 @@ async def build(url: str, pool: list[tuple[str, str]], count: int) -> None:
             if engine.dialect.name == "sqlite":
                 await connection.run_sync(create_search_index)
             else:  # the stored column is filled on insert; its GIN index is built here
+                await connection.exec_driver_sql("SET LOCAL maintenance_work_mem = '512MB'")
                 await connection.run_sync(add_search_vector)
             if engine.dialect.name == "postgresql":
                 await connection.execute(text("ANALYZE pages"))

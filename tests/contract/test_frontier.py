@@ -19,8 +19,8 @@ from topicrawl.core.errors import FrontierError
 from topicrawl.core.models import Lease, Request
 from topicrawl.core.protocols import Frontier
 from topicrawl.distributed import RedisFrontier
-from topicrawl.frontier import MemoryFrontier, SqliteFrontier
 from topicrawl.engine.crawl import RenewsLeases
+from topicrawl.frontier import MemoryFrontier, SqliteFrontier
 
 
 class FakeClock:

@@ -410,3 +410,56 @@ async def test_sqlite_ranks_the_newest_matches_only(
     assert sorted(found) == sorted(page(n).url for n in (4, 5, 6))
     # The window is taken after the filters: the newest 3 matches on that host.
     assert sorted(s.url for batch in on_host for s in batch) == sorted(page(n).url for n in (1, 4))
+
+
+@pytest.mark.parametrize(
+    ("word", "topic", "walk_density"),
+    [
+        ("common", None, 0.2),  # in most pages: found in the first window
+        ("middle", None, 0.02),  # denser than walk_density: the walk goes on down the key
+        ("rare", None, 0.2),  # in a few: one query by the index bitmaps
+        ("middle", None, 0.2),  # in between: windows of ids
+        ("middle", "python asyncio", 0.2),  # windows, the filter's bitmap ANDed
+        ("中文词", None, 0.2),  # one bigram looked up (in 英文词典 too), the word by LIKE
+    ],
+)
+async def test_a_search_ranks_exactly_the_newest_matches_however_it_reads_them(
+    url: str,
+    reader: AsyncEngine,
+    monkeypatch: pytest.MonkeyPatch,
+    word: str,
+    topic: str | None,
+    walk_density: float,
+) -> None:
+    # Small windows and rank set over 400 pages, so each way of reading the matches (walk,
+    # bitmaps, several windows) covers many steps; what comes back must be the newest RANKED
+    # matches, as one pass over every page finds them.
+    import topicrawl.storage.search as search  # noqa: PLC0415
+
+    monkeypatch.setattr(search, "RANKED", 4)
+    monkeypatch.setattr(search, "_FIRST_WINDOW", 32)
+    monkeypatch.setattr(search, "_WALK_DENSITY", walk_density)
+    monkeypatch.setattr(search, "_WINDOW_GROWTH", 2)
+    topics = ("java thread", "python asyncio", None)
+
+    def words(n: int) -> str:
+        found = ["filler"]
+        found += ["common"] if n % 4 else []
+        found += ["middle"] if n % 23 == 0 else []
+        found += ["rare"] if n in {3, 150, 170} else []
+        found += ["的中文词语"] if n % 29 == 0 else (["英文词典"] if n % 7 == 0 else [])
+        return " ".join(found)
+
+    pages = [page(n, text=words(n), topic=topics[n % 3]) for n in range(400)]
+    await store(url, pages)
+    matching = [
+        p.url for p in pages if word in p.text.split() or (word == "中文词" and word in p.text)
+    ]
+    if topic is not None:
+        matching = [p.url for p in pages if p.url in matching and p.topic == topic]
+    expected = set(matching[-4:])  # stored in order: the newest are last
+
+    batches = await every_page(reader, PageQuery(text=word, topic=topic), limit=4)
+    found = [summary.url for batch in batches for summary in batch]
+    assert len(found) == len(set(found))
+    assert set(found) == expected

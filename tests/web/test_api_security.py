@@ -274,7 +274,7 @@ def test_demo_ends_with_the_command_that_opens_it_in_the_dashboard(tmp_path: Pat
     from topicrawl.web.app import open_reader  # noqa: PLC0415
 
     async def readable() -> None:
-        engine, _ = await open_reader(str(db))
+        engine, _, _ = await open_reader(str(db))
         await engine.dispose()
 
     asyncio.run(readable())

@@ -8,15 +8,11 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from tests.web.support import LiveDashboard, crawl_demo, live_dashboard
 from tests.web.test_api_security import get
-from topicrawl.cli.app import app as cli_app
 from topicrawl.demoweb import DemoWebServer
-from topicrawl.storage import MIGRATIONS, SqlStorage
-from topicrawl.storage.migrations import migrate
-from topicrawl.storage.target import WRITE_OPTION, create_engine, parse_target
+from topicrawl.storage import SqlStorage
 
 TOPIC = "astronomy telescope galaxy planet"  # the demo crawl's one topic (tests/web/support.py)
 
@@ -89,21 +85,3 @@ def test_live_answers_on_a_database_with_no_run_yet(tmp_path: Path) -> None:
         assert answer.status == 200, answer.body[:300]
         assert answer.json()["run"] is None
         assert answer.json()["totals"]["pages"] == 0
-
-
-def test_serve_asks_for_an_older_database_to_be_migrated_first(tmp_path: Path) -> None:
-    db = tmp_path / "v7.db"
-
-    async def make() -> None:
-        engine = create_engine(parse_target(str(db)), busy_timeout=5.0, connect_timeout=5.0)
-        try:
-            async with engine.execution_options(**{WRITE_OPTION: True}).begin() as connection:
-                await migrate(connection, MIGRATIONS[:7])
-        finally:
-            await engine.dispose()
-
-    asyncio.run(make())
-    result = CliRunner().invoke(cli_app, ["serve", "--db", str(db)])
-    assert result.exit_code == 4
-    assert "schema version 7" in result.output
-    assert "to migrate it" in result.output

@@ -43,7 +43,7 @@ def test_nothing_read_yet_is_an_empty_series() -> None:
 
 def test_a_large_history_is_caught_up_over_several_short_reads(crawled_db: Path) -> None:
     async def tally(max_rows: int) -> tuple[list[bool], RunTally]:
-        engine, _ = await open_reader(str(crawled_db))
+        engine, _, _ = await open_reader(str(crawled_db))
         try:
             live = LiveTally(max_rows=max_rows)
             steps = []

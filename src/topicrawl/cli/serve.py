@@ -68,7 +68,7 @@ def serve(  # noqa: PLR0917 - typer maps each option to a parameter
     from topicrawl.web.app import DashboardConfig, create_app, open_reader  # noqa: PLC0415
 
     async def check() -> None:
-        engine, _ = await open_reader(db)
+        engine, _, _ = await open_reader(db)
         await engine.dispose()
 
     try:

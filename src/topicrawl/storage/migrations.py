@@ -68,6 +68,7 @@ from topicrawl.storage.schema import (
     schema_version,
 )
 from topicrawl.storage.search_index import (
+    add_filter_indexes,
     add_search_vector,
     add_status_index,
     create_search_index,
@@ -343,6 +344,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "pages.cjk: the CJK index's triggers test a flag, not a GLOB", flag_cjk_pages),
     Migration(
         16, "video system: the leader's lease and its terms in tables of their own", _leader_leases
+    ),
+    Migration(
+        17,
+        "dashboard search (PostgreSQL): pages indexed by (topic, id) and (host, id)",
+        add_filter_indexes,
     ),
 )
 

@@ -16,8 +16,8 @@ by ``LIKE`` (its ``%``, ``_`` and escape characters escaped), and when every wor
 word the search scans the pages, newest (highest id) first: fast when the word is common,
 a full scan when it is rare. PostgreSQL: the words go through ``plainto_tsquery``, which
 takes any text, against the stored ``search_vector`` column; a CJK word of two characters or
-more becomes the phrase of its bigrams (``phraseto_tsquery``), a one-character one is matched
-by ``LIKE``.
+more is looked up by its last bigram and, when longer, matched as a whole by ``LIKE`` (see
+``_postgres_query``), a one-character one is matched by ``LIKE`` only.
 
 Ranking every match of a common word costs a bm25 score per match (seconds for a word in
 most of a million pages), so a text search ranks the newest :data:`RANKED` matches that pass
@@ -57,26 +57,23 @@ from sqlalchemy import (
     text,
     tuple_,
 )
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.compiler import compiles
 
 from topicrawl.storage.schema import pages
-from topicrawl.storage.search_index import (
-    CJK_TABLE,
-    FTS_TABLE,
-    PG_VECTOR,
-    cjk_bigrams,
-    has_cjk,
-)
+from topicrawl.storage.search_index import CJK_TABLE, FTS_TABLE, PG_VECTOR, cjk_bigrams, has_cjk
+from topicrawl.storage.stored_schema import StoredSchema
 
 __all__ = [
     "MAX_LIMIT",
     "RANKED",
     "InvalidCursor",
+    "MissingColumn",
     "PageQuery",
     "PageSummary",
     "fts_words",
     "search_pages",
+    "search_unavailable",
     "snippet_of",
 ]
 
@@ -85,6 +82,10 @@ _FILTER_COLUMNS = ("host", "status", "relevance", "run_id", "topic", "fetched_at
 RANKED = 2_000
 """Matches a text search ranks: the newest this many that pass the filters."""
 _WORK_MEM = "32MB"  # PostgreSQL: work_mem of a text search's transaction
+# Enough memory for the matches' bitmaps to stay exact (4 MB, the default, made the topic
+# filter's lossy: 33,000 rows read to find 12,000 on 1,000,000 rows, 3x the work) and for the
+# sorts; for the search's transaction only.
+_WORK_MEM_SETTING = func.set_config("work_mem", _WORK_MEM, True)
 _SNIPPET = 200  # characters of text around the first match
 _TRIGRAM = 3
 _MAX_WORDS = 16  # more words add nothing a user could tell but cost a join term each
@@ -92,6 +93,34 @@ _MAX_WORDS = 16  # more words add nothing a user could tell but cost a join term
 
 class InvalidCursor(ValueError):
     """A cursor that this module did not make (or one for the other kind of search)."""
+
+
+class MissingColumn(ValueError):
+    """A filter on a column the database's (older) schema does not have."""
+
+
+# The schema whose full-text index a ranked text search reads, by dialect: SQLite's FTS5
+# tables with the filter index of schema 8, PostgreSQL's stored vector of schema 8. Before
+# it, words are matched by a scan (LIKE), newest first.
+SEARCH_SCHEMA = {"sqlite": 8, "postgresql": 8}
+
+
+def search_unavailable(schema: StoredSchema | None, dialect: str) -> str | None:
+    """Why a text search in a database of ``schema`` is a scan, not ranked (None: it is
+    ranked)."""
+    if schema is None:
+        return None
+    return schema.lacks(SEARCH_SCHEMA.get(dialect, SEARCH_SCHEMA["postgresql"]))
+
+
+def _check_filters(query: PageQuery, schema: StoredSchema) -> None:
+    for value, name, version in ((query.host, "host", 6), (query.topic, "topic", 8)):
+        if value is not None and not schema.has(pages.name, name):
+            raise MissingColumn(
+                f"this database has schema version {schema.version}: its pages have no {name} "
+                f"to filter on (that came with version {version}; the dashboard never migrates "
+                "a database: open it once with write access to migrate it)"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,17 +242,18 @@ def _filters(query: PageQuery, rows: TableClause = pages) -> list[ColumnElement[
 # Read for the (at most ``limit``) pages found, once their ids are known: a sort that carried
 # every match's text along would read the text of every match.
 _SUMMARY_COLUMNS = (
-    pages.c.id,
-    pages.c.url,
-    pages.c.title,
-    pages.c.host,
-    pages.c.status,
-    pages.c.relevance,
-    pages.c.score,
-    pages.c.fetched_at,
-    pages.c.text,
-    pages.c.topic,
+    "id",
+    "url",
+    "title",
+    "host",
+    "status",
+    "relevance",
+    "score",
+    "fetched_at",
+    "text",
+    "topic",
 )
+_SUMMARY = tuple(pages.c[name] for name in _SUMMARY_COLUMNS)
 
 
 def _newest(query: PageQuery, after: str | None, limit: int) -> Select[Any]:
@@ -348,62 +378,162 @@ def _sqlite_text(query: PageQuery, words: list[str], after: str | None, limit: i
     return statement.order_by(matched.c.sort_key, matched.c.id).limit(limit)
 
 
-def _postgres_matches(query: PageQuery, words: list[str]) -> tuple[list[Any], Any | None]:
-    """The conditions of a PostgreSQL text search, and its tsquery (None: no word the index
-    can look up, so the conditions are for a scan)."""
-    sorted_words = _Words.sort(words)
-    phrases = [w for w in (*sorted_words.cjk, *sorted_words.scanned) if _all_cjk(w)]
-    scanned = [w for w in (*sorted_words.cjk, *sorted_words.scanned) if w not in phrases]
-    conditions = _filters(query) + _scan_conditions(scanned)
+def _postgres_query(words: Sequence[str]) -> Any | None:
+    """The tsquery of the words the stored vector can look up (None: none can). Words of
+    letters go through ``plainto_tsquery``; a CJK word of two characters or more is its last
+    bigram (see :mod:`topicrawl.storage.search_index`), and one of three or more is also
+    matched by ``LIKE`` (:func:`_pg_scanned`), which makes it exact: the whole word, as a
+    substring. Not the phrase (or the AND) of its bigrams: PostgreSQL estimates those as if
+    the bigrams were independent (390 pages for '服务器' on 1,000,000 rows, 18,000 found), so
+    it took them for rare and read every page holding them instead of those of the window
+    searched (17,700 heap blocks against 2,600); one bigram it estimates right."""
     simple: ColumnElement[Any] = literal_column("'simple'::regconfig")
+    sorted_words = _Words.sort(words)
     queries: list[ColumnElement[Any]] = []
     if sorted_words.indexed:
         queries.append(func.plainto_tsquery(simple, _inlined(" ".join(sorted_words.indexed))))
     queries.extend(
-        func.phraseto_tsquery(simple, _inlined(" ".join(cjk_bigrams(w)))) for w in phrases
+        func.plainto_tsquery(simple, _inlined(cjk_bigrams(w)[-1])) for w in _pg_grams(words)
     )
     if not queries:
-        return conditions, None
+        return None
     tsquery = queries[0]
     for more in queries[1:]:
         tsquery = tsquery.op("&&")(more)
-    return [_PG_VECTOR_COLUMN.op("@@")(tsquery), *conditions], tsquery
+    return tsquery
+
+
+def _pg_grams(words: Sequence[str]) -> list[str]:
+    sorted_words = _Words.sort(words)
+    return [w for w in (*sorted_words.cjk, *sorted_words.scanned) if _all_cjk(w)]
+
+
+def _pg_scanned(words: Sequence[str]) -> list[str]:
+    """The words matched by ``LIKE``: those the vector cannot look up, and the CJK words of
+    more than one bigram (their order)."""
+    sorted_words = _Words.sort(words)
+    two = {w for w in _pg_grams(words) if len(w) == 2}
+    return [w for w in (*sorted_words.cjk, *sorted_words.scanned) if w not in two]
 
 
 _PG_VECTOR_COLUMN: ColumnElement[Any] = literal_column(f"pages.{PG_VECTOR}")
+_FIRST_WINDOW = 1_024
+"""Newest ids a PostgreSQL text search walks first (see :func:`_postgres_newest`)."""
+_WALK_DENSITY = 0.04
+"""Past this share of matching rows in the first window, the search walks on down the key."""
+_WINDOW_GROWTH = 8
 
 
-def _postgres_text(
-    query: PageQuery, words: list[str], after: str | None, limit: int
+async def _plans(connection: AsyncConnection, *, bitmaps: bool, index_walks: bool) -> None:
+    """Which scans the planner may use for the rest of this search's transaction."""
+    on = {True: "on", False: "off"}
+    await connection.exec_driver_sql(
+        f"SELECT set_config('enable_bitmapscan', '{on[bitmaps]}', true), "
+        f"set_config('enable_indexscan', '{on[index_walks]}', true)"
+    )
+
+
+async def _postgres_newest(
+    connection: AsyncConnection, conditions: list[ColumnElement[bool]]
+) -> list[int]:
+    """The ids of the newest :data:`RANKED` pages that meet ``conditions``, newest first.
+
+    The newest :data:`_FIRST_WINDOW` ids are walked row by row down the key (it stops at the
+    :data:`RANKED`-th match). What they held says how the rest is read:
+
+    - more than :data:`_WALK_DENSITY` of them matched: the walk goes on (a common word: the
+      rows it reads lie together, cheaper a row than a bitmap's scattered ones);
+    - the rest would hold fewer than 2 x :data:`RANKED` matches at that rate: one query over
+      the rest, by the index bitmaps (a rare word: its few matches are read);
+    - else windows of ids, newest first, sized from the matches found so far (twice the ids
+      their rate says the rest needs), down to the oldest page. Inside each the index
+      bitmaps of the words, of the filters' ``(column, id)`` indexes and of the id range are
+      ANDed, so only the window's matches are read from the heap: 2,300-3,500 blocks where
+      the bitmap of every match read one block per match (12,000-18,000 for 'deprecated' +
+      topic and '服务器' on 1,000,000 rows, benchmarks/dashboard/README.md), and a walk
+      expecting matches early read 164,000 rows.
+
+    Each step reads ids below the last, newest first, so the ids found are exactly the newest
+    matches, as one query over the whole table would give them.
+    """
+    # The first window is walked: the planner's own choice for it could be the whole bitmap of
+    # a word in most pages (900,000 ids for 'the'), where the walk stops after ~2,200 rows.
+    # Set with work_mem and read with the bounds: one round trip.
+    bounds = (
+        await connection.execute(
+            select(
+                func.min(pages.c.id),
+                func.max(pages.c.id),
+                _WORK_MEM_SETTING,
+                func.set_config("enable_bitmapscan", "off", True),
+            )
+        )
+    ).one()
+    if bounds[0] is None:
+        return []
+    oldest, newest = int(bounds[0]), int(bounds[1])
+
+    async def below(high: int, low: int | None) -> list[int]:
+        window = [pages.c.id < high] if low is None else [pages.c.id < high, pages.c.id >= low]
+        statement = (
+            select(pages.c.id)
+            .where(*conditions, *window)
+            .order_by(pages.c.id.desc())
+            .limit(RANKED - len(found))
+        )
+        return [int(row.id) for row in await connection.execute(statement)]
+
+    found: list[int] = []
+    high = newest + 1 - _FIRST_WINDOW  # the next window is [low, high)
+    found += await below(newest + 1, high if high > oldest else None)
+    if len(found) >= RANKED or high <= oldest:
+        return found
+    density = len(found) / _FIRST_WINDOW
+    if density > _WALK_DENSITY:
+        return found + await below(high, None)
+    # Bitmaps only from here: in a big window the planner would walk the key backwards,
+    # testing each row (it expects the matches early).
+    await _plans(connection, bitmaps=True, index_walks=False)
+    if density * (high - oldest) < 2 * RANKED:
+        return found + await below(high, None)
+    size = _FIRST_WINDOW
+    while True:
+        # Twice the ids the matches so far say the rest needs (their rate, from a few dozen
+        # matches, is rough); only without any yet a fixed growth.
+        if found:
+            size = max(_FIRST_WINDOW, 2 * (RANKED - len(found)) * (newest + 1 - high) // len(found))
+        else:
+            size *= _WINDOW_GROWTH
+        low = high - size
+        found += await below(high, low if low > oldest else None)
+        if len(found) >= RANKED or low <= oldest:
+            return found
+        high = low
+
+
+async def _postgres_text(
+    connection: AsyncConnection, query: PageQuery, words: list[str], after: str | None, limit: int
 ) -> Select[Any]:
     """Best ts_rank first (negated, so that lower is better as on SQLite), then id, over the
-    stored ``search_vector`` (schema 8). Words of letters go through ``plainto_tsquery``; a CJK
-    word of two characters or more is the phrase of its bigrams (see
-    :mod:`topicrawl.storage.search_index`); the rest is scanned by ``LIKE``.
+    stored ``search_vector`` (schema 8); words it cannot look up are scanned by ``LIKE``.
 
-    The planner finds the newest matches either by walking the primary key backwards (a
-    common match) or through the index bitmaps of the words and the filters, sorting the ids
-    found (a rare one); on 1,000,000 rows its choice was the faster one for every search of
-    benchmarks/dashboard (forcing the other: 2.5-5x slower), so it is left to it.
+    As on SQLite, the newest :data:`RANKED` matches that pass the filters are ranked
+    (:func:`_postgres_newest` finds their ids); only they are ranked, reading their vectors by
+    id.
     """
-    conditions, tsquery = _postgres_matches(query, words)
+    tsquery = _postgres_query(words)
+    scanned = _scan_conditions(_pg_scanned(words))
     if tsquery is None:
-        return _scan(conditions, after, limit)
-    # As on SQLite, the newest RANKED matches that pass the filters are ranked. Only their ids
-    # are sorted (vectors carried through the sort of 18,000 matches spilled 62 MB to disk),
-    # and only they are ranked, after the LIMIT: their vectors are read again by id.
-    newest_matches = (
-        select(pages.c.id.label("id"))
-        .where(*conditions)
-        .order_by(pages.c.id.desc())
-        .limit(RANKED)
-        .subquery("newest")
-    )
-    ranked = pages.alias("ranked")
-    vector: ColumnElement[Any] = literal_column(f"ranked.{PG_VECTOR}")
+        await connection.execute(select(_WORK_MEM_SETTING))
+        return _scan(_filters(query) + scanned, after, limit)
+    conditions = [_PG_VECTOR_COLUMN.op("@@")(tsquery), *_filters(query), *scanned]
+    # Whichever scans are left on, 2,000 ids are looked up by the key (a walk or a bitmap).
+    ids = await _postgres_newest(connection, conditions)
     matched = (
-        select(ranked.c.id, cast(-func.ts_rank(vector, tsquery), Double).label("sort_key"))
-        .join_from(newest_matches, ranked, ranked.c.id == newest_matches.c.id)
+        select(
+            pages.c.id, cast(-func.ts_rank(_PG_VECTOR_COLUMN, tsquery), Double).label("sort_key")
+        )
+        .where(pages.c.id.in_(ids))
         .subquery("matched")
     )
     statement = select(matched.c.id, matched.c.sort_key)
@@ -427,36 +557,49 @@ def _all_cjk(word: str) -> bool:
 
 
 async def search_pages(
-    engine: AsyncEngine, query: PageQuery, *, after: str | None = None, limit: int = 50
+    engine: AsyncEngine,
+    query: PageQuery,
+    *,
+    after: str | None = None,
+    limit: int = 50,
+    schema: StoredSchema | None = None,
 ) -> tuple[list[PageSummary], str | None]:
     """One page of results and the opaque cursor of the next (None at the end).
+
+    ``schema``: what a database opened without migrating holds (None: the latest schema). An
+    older one's missing columns read as None, and before :data:`SEARCH_SCHEMA` words are
+    matched by a scan, newest first (see :func:`search_unavailable`).
 
     Raises:
         InvalidCursor: ``after`` was not made by this function for the same kind of search
             (with words, or without).
+        MissingColumn: a filter on a column the database's schema does not have.
         ValueError: ``limit`` is not between 1 and :data:`MAX_LIMIT`.
     """
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    if schema is not None:
+        _check_filters(query, schema)
     words = fts_words(query.text or "")
+    summary = schema.columns(pages, _SUMMARY_COLUMNS) if schema is not None else list(_SUMMARY)
     async with engine.connect() as connection:
         # One row more than asked for tells whether there is a next page.
         if not words:
             kind, statement = "n", _newest(query, after, limit + 1)
+        elif search_unavailable(schema, engine.dialect.name):
+            conditions = _filters(query) + _scan_conditions(words)
+            kind, statement = "t", _scan(conditions, after, limit + 1)
         elif engine.dialect.name == "sqlite":
             kind, statement = "t", _sqlite_text(query, words, after, limit + 1)
         else:
-            # Enough memory for the matches' bitmaps to stay exact (4 MB, the default, made
-            # the topic filter's lossy: 33,000 rows read to find 12,000 on 1,000,000 rows, 3x
-            # the work) and for the sorts; for this search's transaction only.
-            await connection.exec_driver_sql(f"SET LOCAL work_mem = '{_WORK_MEM}'")
-            kind, statement = "t", _postgres_text(query, words, after, limit + 1)
+            kind = "t"
+            statement = await _postgres_text(connection, query, words, after, limit + 1)
         keys = (await connection.execute(statement)).all()
         more = len(keys) > limit
         keys = keys[:limit]
         ids = [int(key.id) for key in keys]
         details = (
-            (await connection.execute(select(*_SUMMARY_COLUMNS).where(pages.c.id.in_(ids)))).all()
+            (await connection.execute(select(*summary).where(pages.c.id.in_(ids)))).all()
             if ids
             else []
         )

@@ -47,6 +47,7 @@ __all__ = [
     "PG_BIGRAMS",
     "PG_DOCUMENT",
     "PG_VECTOR",
+    "add_filter_indexes",
     "add_search_vector",
     "add_status_index",
     "cjk_bigrams",
@@ -185,6 +186,25 @@ def add_status_index(connection: Connection) -> None:
     """Schema 14 on PostgreSQL: ``pages`` indexed by status (nothing on SQLite)."""
     if connection.dialect.name != "sqlite":
         connection.execute(text(PG_STATUS_INDEX))
+
+
+# Schema 17 (PostgreSQL): a text search looks for its matches in windows of ids, newest first
+# (storage.search), and a filter by topic or host joins the index bitmaps of the words and the
+# window through these: only the rows that match the words and the filter in the window are
+# read (the (topic, fetched_at, id) and (host, fetched_at, id) indexes of the list cannot be
+# bounded by id).
+PG_FILTER_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS ix_pages_topic_id ON pages (topic, id)",
+    "CREATE INDEX IF NOT EXISTS ix_pages_host_id ON pages (host, id)",
+)
+
+
+def add_filter_indexes(connection: Connection) -> None:
+    """Schema 17 on PostgreSQL: ``pages`` indexed by topic and by host in id order (nothing
+    on SQLite, whose search reads its filters from ix_pages_filters)."""
+    if connection.dialect.name != "sqlite":
+        for statement in PG_FILTER_INDEXES:
+            connection.execute(text(statement))
 
 
 def flag_cjk_pages(connection: Connection) -> None:

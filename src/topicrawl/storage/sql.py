@@ -59,6 +59,9 @@ from topicrawl.storage.wal import WAL_LIMIT_BYTES, WalBound
 
 __all__ = ["SqlStorage", "StorageStats"]
 
+MIGRATION_COMMAND_TIMEOUT = 3600.0
+"""Seconds a PostgreSQL command of a migration may wait for its answer (storage's own bound,
+``command_timeout``, is for writes and reads)."""
 _log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
@@ -313,7 +316,9 @@ class SqlStorage:
         writer = engine.execution_options(**{WRITE_OPTION: True})
         try:
             # No retries: an unreachable or locked database at start is reported at once.
-            await self._attempt("opening the database", partial(self._migrate, writer), retries=0)
+            await self._attempt(
+                "opening the database", partial(self._open_migrated, writer), retries=0
+            )
         except BaseException:
             await engine.dispose()
             raise
@@ -365,6 +370,28 @@ class SqlStorage:
     def _start_flusher(self) -> None:
         self._flusher = asyncio.create_task(self._flush_loop(), name="topicrawl-storage-writer")
         self._flusher.add_done_callback(self._flusher_done)
+
+    async def _open_migrated(self, writer: AsyncEngine) -> None:
+        """Migrate; on PostgreSQL on an engine of its own whose commands may take up to
+        :data:`MIGRATION_COMMAND_TIMEOUT`: a migration's fill or index build on a database of a
+        million pages takes minutes (schema 17: benchmarks/dashboard/README.md)."""
+        if self._target.dialect == "sqlite":
+            await self._migrate(writer)
+            return
+        engine = create_engine(
+            self._target,
+            busy_timeout=self._busy_timeout,
+            connect_timeout=self._connect_timeout,
+            command_timeout=(
+                None
+                if self._command_timeout is None
+                else max(self._command_timeout, MIGRATION_COMMAND_TIMEOUT)
+            ),
+        )
+        try:
+            await self._migrate(engine.execution_options(**{WRITE_OPTION: True}))
+        finally:
+            await engine.dispose()
 
     async def _migrate(self, writer: AsyncEngine) -> None:
         async with writer.begin() as connection:

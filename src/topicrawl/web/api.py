@@ -12,10 +12,10 @@ from fastapi.responses import Response
 from topicrawl.core.errors import FrontierError
 from topicrawl.engine.diagnosis import diagnose
 from topicrawl.engine.samples import read_samples
-from topicrawl.storage.search import PageQuery, search_pages
+from topicrawl.storage.search import PageQuery, search_pages, search_unavailable
 from topicrawl.web.graph import knowledge_graph
 from topicrawl.web.reading import list_runs, page_detail, topic_evolution
-from topicrawl.web.state import DashboardState, dashboard
+from topicrawl.web.state import SAMPLES_SCHEMA, TRACKING_SCHEMA, DashboardState, dashboard
 from topicrawl.web.storage_metrics import render_storage_metrics
 from topicrawl.web.topics_view import topics_data
 
@@ -53,14 +53,16 @@ async def live(request: Request, run: Annotated[int | None, Query(ge=1)] = None)
     now = time.time()
     # A running crawl: its last minutes up to now; a finished one: the whole of it.
     series = tally.series(window=_LIVE_WINDOW, now=now) if running else tally.series()
+    samples_missing = state.schema.lacks(SAMPLES_SCHEMA)
     samples = (
         await read_samples(
             state.engine, run_id, since=now - _LIVE_WINDOW if running else None, limit=_SAMPLES
         )
-        if run_id is not None
+        if run_id is not None and samples_missing is None
         else []
     )
     return {
+        "unavailable": {"samples": samples_missing} if samples_missing else {},
         "run": run_id,
         "running": running,
         "now": now,
@@ -112,31 +114,40 @@ async def pages(  # noqa: PLR0917 - one parameter per filter of the search form
         run_id=run,
         topic=topic or None,
     )
+    state = _state(request)
     try:
         found, following = await search_pages(
-            _state(request).engine, query, after=after or None, limit=limit
+            state.engine, query, after=after or None, limit=limit, schema=state.schema
         )
     except ValueError as exc:
         raise HTTPException(status_code=400, detail=str(exc)) from exc
-    return {"pages": [dataclasses.asdict(p) for p in found], "next": following}
+    answer: dict[str, Any] = {"pages": [dataclasses.asdict(p) for p in found], "next": following}
+    if query.text and (why := search_unavailable(state.schema, state.engine.dialect.name)):
+        answer["unavailable"] = {"ranked_search": why}
+    return answer
 
 
 @api_router.get("/api/pages/{page_id}")
 async def page(request: Request, page_id: int) -> dict[str, Any]:
     """One page: fields, component scores, outlinks, duplicates, failures, and how its run's
     topic vector moved."""
-    engine = _state(request).engine
-    detail = await page_detail(engine, page_id)
+    state = _state(request)
+    detail = await page_detail(state.engine, page_id, schema=state.schema)
     if detail is None:
         raise HTTPException(status_code=404, detail=f"no page {page_id}")
-    detail["topic_evolution"] = await topic_evolution(engine, detail["page"]["run_id"])
+    detail["topic_evolution"] = await topic_evolution(
+        state.engine, detail["page"]["run_id"], schema=state.schema
+    )
     return detail
 
 
 @api_router.get("/api/topics")
 async def topics(request: Request) -> dict[str, Any]:
     """Tracked topics: heat by period, forecasts by method, CPU caps and processes, words."""
-    return await topics_data(_state(request).engine)
+    state = _state(request)
+    if why := state.schema.lacks(TRACKING_SCHEMA):
+        return {"periods": [], "topics": [], "unavailable": {"topics": why}}
+    return await topics_data(state.engine)
 
 
 @api_router.get("/api/graph")
@@ -164,5 +175,8 @@ async def nodes(request: Request) -> dict[str, Any]:
 @api_router.get("/metrics")
 async def metrics(request: Request) -> Response:
     """What the database holds, in Prometheus's text format."""
-    body = await render_storage_metrics(_state(request).engine)
+    state = _state(request)
+    body = await render_storage_metrics(
+        state.engine, live_samples=state.schema.lacks(SAMPLES_SCHEMA) is None
+    )
     return Response(content=body, media_type=PROMETHEUS_TEXT)

@@ -6,7 +6,9 @@ allows scripts and styles from the app only (:mod:`topicrawl.web.security`).
 
 The crawl database is opened read-only (SQLite ``mode=ro`` with ``query_only``; PostgreSQL
 read-only transactions): the dashboard never writes, and on SQLite each read is a short
-statement of its own in WAL mode, so a running crawl's writer never waits on it.
+statement of its own in WAL mode, so a running crawl's writer never waits on it. It never
+migrates either: a database of an older schema (from version 2) is shown as it is, and what
+needs newer tables or columns says so (:class:`~topicrawl.storage.stored_schema.StoredSchema`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.types import ASGIApp
 
 from topicrawl.storage.migrations import check_readable
+from topicrawl.storage.stored_schema import StoredSchema, read_stored_schema
 from topicrawl.storage.target import create_engine, parse_target
 from topicrawl.web.api import api_router
 from topicrawl.web.live import LiveTally
@@ -34,8 +37,6 @@ from topicrawl.web.views import VENDOR_FILES, VendorFiles, views_router
 __all__ = ["DashboardConfig", "create_app", "open_reader"]
 
 STATIC = Path(__file__).parent / "static"
-DASHBOARD_SCHEMA = 8
-"""The oldest schema the dashboard reads: it queries the columns of migration 8."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +55,9 @@ class DashboardConfig:
     heartbeat_timeout: float = 15.0
 
 
-async def open_reader(db_url: str) -> tuple[AsyncEngine, str]:
-    """A read-only engine on a crawl database, checked to be one this topicrawl reads.
+async def open_reader(db_url: str) -> tuple[AsyncEngine, str, StoredSchema]:
+    """A read-only engine on a crawl database, checked to be one this topicrawl reads, and
+    the schema it has (never migrated here).
 
     Raises:
         ConfigError: the URL is malformed.
@@ -68,22 +70,12 @@ async def open_reader(db_url: str) -> tuple[AsyncEngine, str]:
         raise StorageError(f"database {target.path} does not exist (crawl into it first)")
     engine = create_engine(target, busy_timeout=5.0, connect_timeout=10.0, read_only=True)
     try:
-        _check_version(await check_readable(engine, display=target.display), target.display)
+        version = await check_readable(engine, display=target.display)
+        schema = await read_stored_schema(engine, version)
     except BaseException:
         await engine.dispose()
         raise
-    return engine, target.display
-
-
-def _check_version(version: int, display: str) -> None:
-    from topicrawl.core.errors import StorageError  # noqa: PLC0415
-
-    if version < DASHBOARD_SCHEMA:
-        raise StorageError(
-            f"{display} has schema version {version}; the dashboard reads {DASHBOARD_SCHEMA} "
-            "or later (pages' topics, link priorities, search columns): open it once with "
-            "write access (e.g. resume its crawl) to migrate it"
-        )
+    return engine, target.display, schema
 
 
 def create_app(config: DashboardConfig, *, vendor: VendorFiles = VENDOR_FILES) -> ASGIApp:
@@ -94,7 +86,7 @@ def create_app(config: DashboardConfig, *, vendor: VendorFiles = VENDOR_FILES) -
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine, display = await open_reader(config.db_url)
+        engine, display, schema = await open_reader(config.db_url)
         nodes = (
             NodesSource(
                 config.redis_url,
@@ -109,7 +101,7 @@ def create_app(config: DashboardConfig, *, vendor: VendorFiles = VENDOR_FILES) -
             tally=LiveTally(),
             nodes=nodes,
             display=display,
-            version=await check_readable(engine, display=display),
+            schema=schema,
         )
         try:
             yield

@@ -24,6 +24,7 @@ from topicrawl.storage.link_scores import decode_link_scores
 from topicrawl.storage.outlinks import decode_links
 from topicrawl.storage.rows import decode_body
 from topicrawl.storage.schema import failures, focus_states, pages, runs
+from topicrawl.storage.stored_schema import StoredSchema
 
 __all__ = [
     "RawPage",
@@ -88,21 +89,33 @@ def topic_names(config: Any) -> list[str]:
     return names
 
 
-_DETAIL_FIELDS = [
-    c for c in pages.columns if c.name not in {"body", "links", "text", "headers", "link_scores"}
-]
+_DETAIL_FIELDS = tuple(
+    c.name
+    for c in pages.columns
+    if c.name not in {"body", "links", "text", "headers", "link_scores"}
+)
+FOCUS_SCHEMA = 4
+"""The schema that added the focused crawl's learned state (topic vectors)."""
 
 
-async def page_detail(engine: AsyncEngine, page_id: int) -> dict[str, Any] | None:
+async def page_detail(
+    engine: AsyncEngine, page_id: int, *, schema: StoredSchema | None = None
+) -> dict[str, Any] | None:
     """One page: its fields, component scores, outlinks (with what became of each),
-    duplicates and the failures of it and of its links; None when there is no such page."""
+    duplicates and the failures of it and of its links; None when there is no such page.
+
+    ``schema``: what the database holds (a column it lacks reads as None); None: the latest.
+    """
+    columns = (
+        schema.columns(pages, (*_DETAIL_FIELDS, "links", "link_scores"))
+        if schema is not None
+        else [pages.c[name] for name in (*_DETAIL_FIELDS, "links", "link_scores")]
+    )
     async with engine.connect() as connection:
         row = (
             await connection.execute(
                 select(
-                    *_DETAIL_FIELDS,
-                    pages.c.links,
-                    pages.c.link_scores,
+                    *columns,
                     pages.c.text,
                     (pages.c.body.is_not(None)).label("has_body"),
                 ).where(pages.c.id == page_id)
@@ -153,7 +166,7 @@ async def page_detail(engine: AsyncEngine, page_id: int) -> dict[str, Any] | Non
                 .limit(50)
             )
         ).all()
-    fields = {c.name: getattr(row, c.name) for c in _DETAIL_FIELDS}
+    fields = {name: getattr(row, name) for name in _DETAIL_FIELDS}
     fields["reasons"] = _json(row.reasons) or {}
     scored = decode_link_scores(row.link_scores, links)
     fields["redirects"] = _json(row.redirects) or []
@@ -212,8 +225,13 @@ def _target(row: Any) -> dict[str, Any] | None:
     }
 
 
-async def topic_evolution(engine: AsyncEngine, run_id: int | None) -> list[dict[str, Any]]:
-    """How a focused run's topic vectors moved: each topic's snapshots with their top terms."""
+async def topic_evolution(
+    engine: AsyncEngine, run_id: int | None, *, schema: StoredSchema | None = None
+) -> list[dict[str, Any]]:
+    """How a focused run's topic vectors moved: each topic's snapshots with their top terms
+    (none in a database of a schema before the learned state's)."""
+    if schema is not None and schema.lacks(FOCUS_SCHEMA):
+        return []
     statement = select(focus_states.c.state).order_by(focus_states.c.id.desc()).limit(1)
     if run_id is not None:
         statement = statement.where(focus_states.c.run_id == run_id)

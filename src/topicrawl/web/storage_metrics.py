@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.metrics_core import Metric
-from sqlalchemy import and_, func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import Row, and_, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from topicrawl.engine.samples import RunSample, sample_from_row
 from topicrawl.storage.schema import failures, pages, run_samples, runs
@@ -47,8 +48,12 @@ class StorageSnapshot:
     """The latest sample of each running run, per node."""
 
 
-async def read_storage_snapshot(engine: AsyncEngine) -> StorageSnapshot:
-    """Read the counts behind the metrics (one connection, a few aggregate queries)."""
+async def read_storage_snapshot(
+    engine: AsyncEngine, *, live_samples: bool = True
+) -> StorageSnapshot:
+    """Read the counts behind the metrics (one connection, a few aggregate queries); the
+    running runs' latest samples too unless ``live_samples`` is False (a database before
+    schema 6 has no samples table)."""
     async with engine.connect() as connection:
         by_status = (
             await connection.execute(
@@ -74,30 +79,9 @@ async def read_storage_snapshot(engine: AsyncEngine) -> StorageSnapshot:
             .scalars()
             .all()
         )
-        newest = (
-            select(
-                run_samples.c.run_id,
-                run_samples.c.node,
-                func.max(run_samples.c.at).label("at"),
-            )
-            .where(run_samples.c.run_id.in_(running_ids))
-            .group_by(run_samples.c.run_id, run_samples.c.node)
-            .subquery("newest")
+        latest_rows: Sequence[Row[Any]] = (
+            await _latest_samples(connection, running_ids) if live_samples and running_ids else ()
         )
-        latest_rows = (
-            await connection.execute(
-                select(run_samples)
-                .join(
-                    newest,
-                    and_(
-                        run_samples.c.run_id == newest.c.run_id,
-                        run_samples.c.node.is_not_distinct_from(newest.c.node),
-                        run_samples.c.at == newest.c.at,
-                    ),
-                )
-                .order_by(run_samples.c.run_id, run_samples.c.node)
-            )
-        ).all()
     live = [sample_from_row(row._mapping) for row in latest_rows]
     running = sum(int(count) for flag, count in run_rows if flag)
     finished = sum(int(count) for flag, count in run_rows if not flag)
@@ -109,6 +93,36 @@ async def read_storage_snapshot(engine: AsyncEngine) -> StorageSnapshot:
         runs_finished=finished,
         live=live,
     )
+
+
+async def _latest_samples(
+    connection: AsyncConnection, running_ids: Sequence[int]
+) -> Sequence[Row[Any]]:
+    """The newest ``run_samples`` row of each running run and node."""
+    newest = (
+        select(
+            run_samples.c.run_id,
+            run_samples.c.node,
+            func.max(run_samples.c.at).label("at"),
+        )
+        .where(run_samples.c.run_id.in_(running_ids))
+        .group_by(run_samples.c.run_id, run_samples.c.node)
+        .subquery("newest")
+    )
+    return (
+        await connection.execute(
+            select(run_samples)
+            .join(
+                newest,
+                and_(
+                    run_samples.c.run_id == newest.c.run_id,
+                    run_samples.c.node.is_not_distinct_from(newest.c.node),
+                    run_samples.c.at == newest.c.at,
+                ),
+            )
+            .order_by(run_samples.c.run_id, run_samples.c.node)
+        )
+    ).all()
 
 
 class _SnapshotCollector:
@@ -167,7 +181,8 @@ def storage_registry(snapshot: StorageSnapshot) -> CollectorRegistry:
     return registry
 
 
-async def render_storage_metrics(engine: AsyncEngine) -> bytes:
+async def render_storage_metrics(engine: AsyncEngine, *, live_samples: bool = True) -> bytes:
     """The Prometheus text exposition of what the database holds now (see
     :data:`CONTENT_TYPE` for the response's Content-Type)."""
-    return generate_latest(storage_registry(await read_storage_snapshot(engine)))
+    snapshot = await read_storage_snapshot(engine, live_samples=live_samples)
+    return generate_latest(storage_registry(snapshot))

@@ -15,6 +15,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from topicrawl.web.reading import raw_page
+from topicrawl.web.state import missing_parts
 
 __all__ = ["RAW_CSP", "VENDOR_FILES", "VendorFiles", "render_page", "views_router"]
 
@@ -132,6 +133,8 @@ def render_page(request: Request, template: str, **context: object) -> HTMLRespo
         template,
         {
             "display": request.app.state.dashboard.display,
+            "schema_version": request.app.state.dashboard.version,
+            "missing_parts": missing_parts(request.app.state.dashboard),
             "style_guards": request.app.state.vendor.plotly_style_ids,
             **context,
         },
