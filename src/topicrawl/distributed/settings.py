@@ -83,9 +83,10 @@ class DistributedSettings(BaseSettings):
     assignment: str = Field(
         "rendezvous",
         description="Assignment policy of new hosts: rendezvous (default), rendezvous-plain, "
-        "hash, bounded, least-loaded, sed, two-choices, success-table, dqn. Partial: a worker"
-        " does not yet tell the policy how its fetches went, so success-table acts as"
-        " two-choices there and dqn answers from its model file without learning.",
+        "hash, bounded, least-loaded, sed, two-choices, success-table, dqn. A worker tells its"
+        " policy how each of its fetches went: under success-table a host that refuses the"
+        " node (403, 429) is handed to another node; dqn answers from its model file without"
+        " learning. What one node learns is not shared with the others.",
     )
     assignment_model: str | None = Field(
         None, description="The trained model file of the dqn policy (benchmarks/learn)."
