@@ -113,11 +113,13 @@ def tune_scenarios() -> list[Scenario]:
     ]
 
 
-# The test grid: every load with every staleness ("full"), or every load 1 s stale ("stale1",
-# what the DQN agents were tested on when time was short: see the README).
+# The test grid: every load with every staleness ("full"), every load 1 s stale ("stale1"),
+# or load 0.7 1 s stale ("load07": what the DQN agents were tested on when the machine was
+# short of CPU: see the README).
 GRIDS: dict[str, tuple[tuple[float, float], ...]] = {
     "full": tuple(itertools.product(LOADS, STALES)),
     "stale1": tuple((load, 1.0) for load in LOADS),
+    "load07": ((0.7, 1.0),),
 }
 
 
@@ -230,14 +232,17 @@ def tune(workers: int, which: str, feature: str) -> None:
     )
 
 
-def run_test(workers: int, *, dqn: bool, grid: str, feature: str = "all") -> None:
-    """Test the tuned baselines (``dqn`` False) or train and test the DQN agents (every
-    agent seed with each host feature asked for)."""
+def run_test(
+    workers: int, *, dqn: bool, grid: str, feature: str = "all", only: Sequence[str] = ()
+) -> None:
+    """Test the tuned baselines (``dqn`` False; those in ``only`` when given) or train and
+    test the DQN agents (every agent seed with each host feature asked for)."""
     tuned = json.loads((OUT / "tune.json").read_text()) if (OUT / "tune.json").exists() else {}
     specs: list[tuple[str, dict[str, Any], str]] = []
     if not dqn:
         # Untuned (class defaults) when the tuning did not finish (see the README).
-        specs += [(n, dict(tuned[n]["settings"]) if n in tuned else {}, "") for n in BASELINES]
+        names = [n for n in BASELINES if not only or n in only]
+        specs += [(n, dict(tuned[n]["settings"]) if n in tuned else {}, "") for n in names]
     # Not tuned when time was short (see the README): then the first setting.
     chosen = tuned["dqn"]["settings"] if "dqn" in tuned else DQN_SETTINGS[0]
     for seed in AGENT_SEEDS if dqn else ():
@@ -365,11 +370,18 @@ def main() -> None:
     parser.add_argument("--which", choices=("all", "baselines", "dqn"), default="all")
     parser.add_argument("--feature", choices=("all", "url", "hostid"), default="all")
     parser.add_argument("--grid", choices=tuple(GRIDS), default="full")
+    parser.add_argument("--only", default="", help="baselines to test, comma-separated")
     args = parser.parse_args()
     if args.stage == "tune":
         tune(args.workers, args.which, "url" if args.feature == "all" else args.feature)
     elif args.stage in {"test", "test-dqn"}:
-        run_test(args.workers, dqn=args.stage == "test-dqn", grid=args.grid, feature=args.feature)
+        run_test(
+            args.workers,
+            dqn=args.stage == "test-dqn",
+            grid=args.grid,
+            feature=args.feature,
+            only=[n for n in args.only.split(",") if n],
+        )
     else:
         report(args.grid)
 
