@@ -124,10 +124,12 @@ GRIDS: dict[str, tuple[tuple[float, float], ...]] = {
 
 
 def scenarios_for_testing(grid: str, families: Sequence[str] = FAMILIES) -> list[Scenario]:
+    """Seed by seed (every family and condition of a seed together), so a run cut short has
+    covered every family alike."""
     return [
         Scenario(seed=s, family=f, load=load, stale=st)
-        for f in families
         for s in TEST
+        for f in families
         for load, st in GRIDS[grid]
     ]
 
@@ -182,16 +184,13 @@ def evaluate(spec: tuple[str, dict[str, Any], str], scenarios: list[Scenario]) -
         cls = _CLASSES[name]
         make = lambda: cls(**settings)  # noqa: E731
     worlds: dict[int, Any] = {}
+    run = {"name": name, "settings": settings, "feature": feature, "cost": cost, "results": results}
     for s in scenarios:
         world = worlds.setdefault(s.seed, make_world(s.seed))
         results[key(s)] = simulate(s, world, make()).metrics()
-    return {
-        "name": name,
-        "settings": settings,
-        "feature": feature,
-        "cost": cost,
-        "results": results,
-    }
+        if name.startswith("dqn"):  # slow: what is done so far survives a run cut short
+            (OUT / f"partial-{name}.json").write_text(json.dumps(run))
+    return run
 
 
 def mean_p95(run: dict[str, Any]) -> float:
@@ -291,9 +290,17 @@ def report(grid: str) -> None:
     agent per feature against it."""
     wanted = {key(s) for s in scenarios_for_testing(grid)}
     runs: dict[str, dict[str, Any]] = {}
+    # Agents whose test was cut short (partial-*.json) count with the scenarios every agent
+    # finished; a finished test (test-*.json) replaces its partial file.
+    for path in [*sorted(OUT.glob("partial-*.json")), *sorted(OUT.glob("test-*.json"))]:
+        run = json.loads(path.read_text())
+        if run["name"].startswith("dqn"):
+            runs[run["name"]] = run
+    for run in runs.values():
+        wanted &= run["results"].keys()
     for path in sorted(OUT.glob("test-*.json")):
         run = json.loads(path.read_text())
-        if wanted <= run["results"].keys():
+        if not run["name"].startswith("dqn") and wanted <= run["results"].keys():
             runs[run["name"]] = run
     out: dict[str, Any] = {"grid": grid, "families": {}}
     for family in FAMILIES:

@@ -63,7 +63,9 @@ async def test_a_host_that_refuses_a_worker_is_handed_to_the_other(
 
     def refuse(request: web.Request) -> bool:
         sockname = request.transport.get_extra_info("sockname") if request.transport else None
-        if sockname is None or sockname[1] != gateway or request.host != blocked:
+        # A proxied request names its target in its request line (request.host drops the port).
+        target = f"{request.url.host}:{request.url.port}"
+        if sockname is None or sockname[1] != gateway or target != blocked:
             return False
         refused.append(request.path)
         return True
