@@ -5,49 +5,38 @@ proposed for it again; rules that do not learn keep their hosts where they are."
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import Sequence
 
 import pytest
-from redis.asyncio import Redis
 
+from tests.unit.distributed.test_partitioned_frontier import (  # noqa: F401 - fixtures
+    Open,
+    clock,
+    open_node,
+)
 from topicrawl.core.models import FetchOutcome, Request
-from topicrawl.distributed import NodeLoad, RedisFrontier
+from topicrawl.distributed import AssignmentPolicy, NodeLoad, RedisFrontier
 from topicrawl.distributed.feedback import FetchFeedback, HostAssigner
 from topicrawl.distributed.policies import SuccessTablePolicy, TwoChoicesPolicy
 
-Open = Callable[..., Awaitable[RedisFrontier]]
 VIEW = [NodeLoad(node="n1", concurrency=4), NodeLoad(node="n2", concurrency=4)]
 
 
-@pytest.fixture
-async def open_node(redis_url: str) -> AsyncIterator[Open]:
-    """Opens frontiers of one fresh namespace whose live members are n1 and n2."""
-    namespace = f"learn-fb-{uuid.uuid4().hex}"
-    client = Redis.from_url(redis_url)
-    await client.sadd(f"topicrawl:{{{namespace}}}:members", "n1", "n2")
-    opened: list[RedisFrontier] = []
-
-    async def open_frontier(node: str | None, **options: Any) -> RedisFrontier:
-        frontier = RedisFrontier(
-            redis_url, namespace=namespace, exact=True, node=node, steal_min=0, **options
-        )
-        opened.append(await frontier.open())
-        return frontier
-
-    yield open_frontier
-    await opened[0].drop()
-    for frontier in opened:
-        await frontier.close()
-    await client.aclose()
-
-
-async def _seed(open_node: Open, owners: dict[str, str]) -> None:
-    """Queue three URLs of each host, the host held by the node given."""
+async def _seed(open_node: Open, owners: dict[str, str]) -> RedisFrontier:  # noqa: F811
+    """Queue three URLs of each host, the host held by the node given; n1's frontier."""
     pusher = await open_node(None, propose_owner=owners.get)
     urls = [f"http://{host}/{i}" for host in owners for i in range(3)]
     assert await pusher.push([Request(url=u) for u in urls]) == len(urls)
+    return await open_node("n1", steal_min=0)
+
+
+def _feedback(
+    frontier: RedisFrontier, policy: AssignmentPolicy, view: Sequence[NodeLoad] = VIEW
+) -> tuple[FetchFeedback, HostAssigner]:
+    """n1's feedback and host assigner under ``policy``, with ``view`` of the live nodes."""
+    assigner = HostAssigner(policy)
+    assigner.update(view)
+    return FetchFeedback(node="n1", assigner=assigner, frontier=frontier), assigner
 
 
 async def _popped_hosts(frontier: RedisFrontier) -> list[str]:
@@ -59,14 +48,11 @@ async def _popped_hosts(frontier: RedisFrontier) -> list[str]:
 
 
 async def test_a_node_refused_by_a_host_hands_it_on_under_the_success_table(
-    open_node: Open,
+    open_node: Open,  # noqa: F811
 ) -> None:
-    await _seed(open_node, {"x.test": "n1", "y.test": "n1"})
-    n1 = await open_node("n1")
-    n2 = await open_node("n2")
-    assigner = HostAssigner(SuccessTablePolicy())
-    assigner.update(VIEW)
-    feedback = FetchFeedback(node="n1", assigner=assigner, frontier=n1)
+    n1 = await _seed(open_node, {"x.test": "n1", "y.test": "n1"})
+    n2 = await open_node("n2", steal_min=0)
+    feedback, assigner = _feedback(n1, SuccessTablePolicy())
     stop = asyncio.Event()
     task = asyncio.create_task(feedback.run(stop))
     feedback(FetchOutcome("y.test", 200, 0.2))
@@ -86,12 +72,9 @@ async def test_a_node_refused_by_a_host_hands_it_on_under_the_success_table(
     assert sorted(await _popped_hosts(n2)) == ["x.test"] * 3
 
 
-async def test_a_429_counts_as_a_refusal_and_answers_do_not_move_hosts(open_node: Open) -> None:
-    await _seed(open_node, {"x.test": "n1", "y.test": "n1", "z.test": "n1"})
-    n1 = await open_node("n1")
-    assigner = HostAssigner(SuccessTablePolicy())
-    assigner.update(VIEW)
-    feedback = FetchFeedback(node="n1", assigner=assigner, frontier=n1)
+async def test_a_429_counts_as_a_refusal_and_answers_do_not_move_hosts(open_node: Open) -> None:  # noqa: F811
+    n1 = await _seed(open_node, {"x.test": "n1", "y.test": "n1", "z.test": "n1"})
+    feedback, _ = _feedback(n1, SuccessTablePolicy())
     feedback(FetchOutcome("x.test", 429, 0.1))
     feedback(FetchOutcome("y.test", 404, 0.1))  # an answer: the host serves this node
     feedback(FetchOutcome("z.test", 0, 5.0))  # lost: no answer, not a refusal
@@ -99,24 +82,18 @@ async def test_a_429_counts_as_a_refusal_and_answers_do_not_move_hosts(open_node
     assert await n1.owners() == {"x.test": "n2", "y.test": "n1", "z.test": "n1"}
 
 
-async def test_a_host_another_node_holds_is_left_to_it(open_node: Open) -> None:
+async def test_a_host_another_node_holds_is_left_to_it(open_node: Open) -> None:  # noqa: F811
     # n1 fetched a URL of n2's host (shared pops) and was refused: the host stays with n2.
-    await _seed(open_node, {"x.test": "n2"})
-    n1 = await open_node("n1")
-    assigner = HostAssigner(SuccessTablePolicy())
-    assigner.update(VIEW)
-    feedback = FetchFeedback(node="n1", assigner=assigner, frontier=n1)
+    n1 = await _seed(open_node, {"x.test": "n2"})
+    feedback, _ = _feedback(n1, SuccessTablePolicy())
     feedback(FetchOutcome("x.test", 403, 0.1))
     assert await feedback.review() == 0
     assert await n1.owners() == {"x.test": "n2"}
 
 
-async def test_a_rule_that_does_not_learn_keeps_its_hosts(open_node: Open) -> None:
-    await _seed(open_node, {"x.test": "n1"})
-    n1 = await open_node("n1")
-    assigner = HostAssigner(TwoChoicesPolicy())
-    assigner.update(VIEW)
-    feedback = FetchFeedback(node="n1", assigner=assigner, frontier=n1)
+async def test_a_rule_that_does_not_learn_keeps_its_hosts(open_node: Open) -> None:  # noqa: F811
+    n1 = await _seed(open_node, {"x.test": "n1"})
+    feedback, _ = _feedback(n1, TwoChoicesPolicy())
     for _ in range(5):
         feedback(FetchOutcome("x.test", 403, 0.3))
     assert await feedback.review() == 0
@@ -124,12 +101,9 @@ async def test_a_rule_that_does_not_learn_keeps_its_hosts(open_node: Open) -> No
     assert (feedback.refusals, feedback.latency) == (5, pytest.approx(0.3))
 
 
-async def test_a_node_alone_keeps_a_host_that_refuses_it(open_node: Open) -> None:
-    await _seed(open_node, {"x.test": "n1"})
-    n1 = await open_node("n1")
-    assigner = HostAssigner(SuccessTablePolicy())
-    assigner.update(VIEW[:1])
-    feedback = FetchFeedback(node="n1", assigner=assigner, frontier=n1)
+async def test_a_node_alone_keeps_a_host_that_refuses_it(open_node: Open) -> None:  # noqa: F811
+    n1 = await _seed(open_node, {"x.test": "n1"})
+    feedback, _ = _feedback(n1, SuccessTablePolicy(), VIEW[:1])
     feedback(FetchOutcome("x.test", 403, 0.1))
     assert await feedback.review() == 0
     assert await n1.owners() == {"x.test": "n1"}
