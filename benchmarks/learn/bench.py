@@ -284,17 +284,18 @@ _METRICS = (
 )
 
 
-def report(grid: str) -> None:
+def report(grid: str, *, agents: bool = True) -> None:
     """Tables over the scenarios of ``grid``, of every run that covers them all: per family,
     each policy's means, the best baseline, and every other policy, every agent and the worst
-    agent per feature against it."""
+    agent per feature against it. ``agents`` False leaves the DQN out (the baselines over the
+    whole grid when the agents' test was cut short)."""
     wanted = {key(s) for s in scenarios_for_testing(grid)}
     runs: dict[str, dict[str, Any]] = {}
     # Agents whose test was cut short (partial-*.json) count with the scenarios every agent
     # finished; a finished test (test-*.json) replaces its partial file.
     for path in [*sorted(OUT.glob("partial-*.json")), *sorted(OUT.glob("test-*.json"))]:
         run = json.loads(path.read_text())
-        if run["name"].startswith("dqn"):
+        if agents and run["name"].startswith("dqn"):
             runs[run["name"]] = run
     for run in runs.values():
         wanted &= run["results"].keys()
@@ -327,8 +328,9 @@ def report(grid: str) -> None:
             "vs_best": vs,
         }
     out["costs"] = {n: r["cost"] for n, r in runs.items() if r["cost"]}
-    (OUT / f"report-{grid}.json").write_text(json.dumps(out, indent=1))
-    (OUT / f"report-{grid}.md").write_text(markdown(out))
+    name = grid if agents else f"{grid}-baselines"
+    (OUT / f"report-{name}.json").write_text(json.dumps(out, indent=1))
+    (OUT / f"report-{name}.md").write_text(markdown(out))
     print(markdown(out))
 
 
@@ -378,6 +380,7 @@ def main() -> None:
     parser.add_argument("--feature", choices=("all", "url", "hostid"), default="all")
     parser.add_argument("--grid", choices=tuple(GRIDS), default="full")
     parser.add_argument("--only", default="", help="baselines to test, comma-separated")
+    parser.add_argument("--without-dqn", action="store_true", help="report: baselines only")
     args = parser.parse_args()
     if args.stage == "tune":
         tune(args.workers, args.which, "url" if args.feature == "all" else args.feature)
@@ -390,7 +393,7 @@ def main() -> None:
             only=[n for n in args.only.split(",") if n],
         )
     else:
-        report(args.grid)
+        report(args.grid, agents=not args.without_dqn)
 
 
 if __name__ == "__main__":
