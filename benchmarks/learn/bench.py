@@ -295,8 +295,17 @@ def report(grid: str, *, agents: bool = True) -> None:
     # finished; a finished test (test-*.json) replaces its partial file.
     for path in [*sorted(OUT.glob("partial-*.json")), *sorted(OUT.glob("test-*.json"))]:
         run = json.loads(path.read_text())
-        if agents and run["name"].startswith("dqn"):
-            runs[run["name"]] = run
+        name = run["name"]
+        # An agent tested on several grids: its run that covers most of this grid.
+        if (
+            agents
+            and name.startswith("dqn")
+            and (
+                name not in runs
+                or len(wanted & run["results"].keys()) >= len(wanted & runs[name]["results"].keys())
+            )
+        ):
+            runs[name] = run
     for run in runs.values():
         wanted &= run["results"].keys()
     for path in sorted(OUT.glob("test-*.json")):
