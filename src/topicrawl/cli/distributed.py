@@ -177,8 +177,9 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     assignment: Annotated[
         str | None,
         typer.Option(
-            help="Where new hosts go: rendezvous (default: throughput-weighted), "
-            "rendezvous-plain, hash, bounded, least-loaded, sed, two-choices, success-table, "
+            help="Where new hosts go: success-table (default: two choices by expected delay, "
+            "avoiding nodes a host refused), rendezvous (throughput-weighted), "
+            "rendezvous-plain, hash, bounded, least-loaded, sed, two-choices, "
             "dqn (needs the learn extra and --assignment-model)."
         ),
     ] = None,

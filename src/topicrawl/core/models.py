@@ -15,6 +15,7 @@ __all__ = [
     "EntityMention",
     "ErrorKind",
     "FetchFailure",
+    "FetchOutcome",
     "HeldHost",
     "Lease",
     "Link",
@@ -274,6 +275,27 @@ class Page:
     link_scores: tuple[LinkScore, ...] = field(default=(), compare=False, hash=False, repr=False)
     record: Mapping[str, object] | None = field(default=None, compare=False, hash=False, repr=False)
     video: PageVideo | None = field(default=None, compare=False, hash=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchOutcome:
+    """How one fetch of a lease's URL went, as the crawler tells an assignment policy:
+    its host, the HTTP status of the answer (0 when no answer came: a timeout, a refused or
+    reset connection, no such host, a fetch that outlived its lease) and the seconds it took."""
+
+    host: str
+    status: int
+    seconds: float
+
+    @property
+    def refused(self) -> bool:
+        """The server refused this fetch (403 Forbidden or 429 Too Many Requests)."""
+        return self.status in {403, 429}
+
+    @property
+    def lost(self) -> bool:
+        """No answer came."""
+        return self.status == 0
 
 
 @dataclass(frozen=True, slots=True)

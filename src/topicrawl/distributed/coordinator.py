@@ -126,6 +126,8 @@ def node_loads(nodes: list[NodeStatus], hosts: dict[str, int]) -> list[NodeLoad]
             concurrency=int(n.capacity.get("concurrency", 1) or 1),
             cpu_percent=n.cpu_percent,
             memory_bytes=n.memory_bytes,
+            queue=n.queue,
+            latency=n.latency,
         )
         for n in nodes
         if n.live

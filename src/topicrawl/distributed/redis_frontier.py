@@ -1055,6 +1055,17 @@ class RedisFrontier:
         counts = await self._call(count_all)
         return dict(zip(nodes, counts, strict=True))
 
+    async def owners_of(self, hosts: Sequence[str]) -> dict[str, str]:
+        """The owner of each of ``hosts`` that has one."""
+        if not hosts:
+            return {}
+
+        async def read(client: Redis) -> list[Any]:
+            return list(await client.hmget(self.prefix + "owner", list(hosts)))
+
+        answers = await self._call(read)
+        return {host: _text(node) for host, node in zip(hosts, answers, strict=True) if node}
+
     async def owners(self) -> dict[str, str]:
         """Every host with an owner, and its owner."""
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 import json
 import logging
+import math
 import os
 import re
 import socket
@@ -95,7 +96,13 @@ class NodeInfo:
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
     """What a node publishes with each heartbeat: pages it stored, its rate, failed fetches
-    (``errors``), and URLs robots.txt kept it from fetching (``excluded``, not errors)."""
+    (``errors``), and URLs robots.txt kept it from fetching (``excluded``, not errors).
+
+    ``queue`` (leases the node is working on) and ``latency`` (its recent mean seconds per
+    fetch, its processing latency) feed the load-aware assignment policies; a node that does
+    not send them (``None``, or a node of an older version, whose hash lacks the fields) is
+    read back with ``None``, and the policies fall back to host counts and throughput.
+    """
 
     pages: int
     pages_per_second: float | None
@@ -103,6 +110,8 @@ class Heartbeat:
     excluded: int = 0
     cpu_percent: float | None = None  # the process's CPU since its last beat, one core = 100
     memory_bytes: int | None = None  # its resident memory
+    queue: int | None = None
+    latency: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +134,8 @@ class NodeStatus:
     excluded: int = 0
     cpu_percent: float | None = None
     memory_bytes: int | None = None
+    queue: int | None = None
+    latency: float | None = None
 
     @property
     def live(self) -> bool:
@@ -406,6 +417,8 @@ def _beat_fields(beat: Heartbeat) -> dict[str, str]:
         "excluded": str(beat.excluded),
         "cpu": "" if beat.cpu_percent is None else repr(beat.cpu_percent),
         "rss": "" if beat.memory_bytes is None else str(beat.memory_bytes),
+        "queue": "" if beat.queue is None else str(beat.queue),
+        "latency": "" if beat.latency is None else repr(beat.latency),
     }
 
 
@@ -452,4 +465,14 @@ def _status(node: str, fields: Mapping[str, str], *, beating: bool) -> NodeStatu
         excluded=int(_float(fields.get("excluded")) or 0),
         cpu_percent=_float(fields.get("cpu")),
         memory_bytes=None if (rss := _float(fields.get("rss"))) is None else int(rss),
+        queue=None if (queue := _measure(fields.get("queue"))) is None else int(queue),
+        latency=_measure(fields.get("latency")),
     )
+
+
+def _measure(value: str | None) -> float | None:
+    """A queue or latency field: None when absent (an older node) or not a finite number >= 0."""
+    number = _float(value)
+    if number is None or not math.isfinite(number) or number < 0:
+        return None
+    return number

@@ -81,11 +81,15 @@ class DistributedSettings(BaseSettings):
     )
     exact_dedupe: bool = Field(False, description="Exact URL set in Redis instead of Bloom.")
     assignment: str = Field(
-        "rendezvous",
-        description="Assignment policy of new hosts: rendezvous (default), rendezvous-plain, "
-        "hash, bounded, least-loaded, sed, two-choices, success-table, dqn. Partial: a worker"
-        " does not yet tell the policy how its fetches went, so success-table acts as"
-        " two-choices there and dqn answers from its model file without learning.",
+        "success-table",
+        description="Assignment policy of new hosts: success-table (default: two choices by"
+        " expected delay from the heartbeats' queue and latency, among the nodes the host has"
+        " not refused), rendezvous (throughput-weighted, the default before session 19),"
+        " rendezvous-plain, hash, bounded, least-loaded, sed, two-choices, dqn. A worker tells"
+        " its policy how each of its fetches went: under success-table a host that refuses the"
+        " node (403, 429) is handed to another node; dqn answers from its model file without"
+        " learning. What one node learns is not shared with the others"
+        " (benchmarks/learn/README.md).",
     )
     assignment_model: str | None = Field(
         None, description="The trained model file of the dqn policy (benchmarks/learn)."

@@ -4,7 +4,9 @@ A worker applies the configuration stored for it, joins its namespace (the crawl
 settings, seeds, scope and page budget in Redis: see :mod:`topicrawl.distributed.namespace`),
 joins the crawl's storage run (the first worker starts it), registers in the crawl's node
 registry, crawls the hosts it holds (and takes ready hosts from busy nodes when idle),
-heartbeats with its throughput and error count,
+heartbeats with its throughput, error count, queue and processing latency, tells its
+assignment policy how each fetch went (and hands on a host that refuses it when the policy
+says so: see :mod:`topicrawl.distributed.feedback`),
 and runs the coordinator's duties whenever it holds the coordinator lock (so any worker is a
 standby coordinator). It stops when the crawl is done: nothing queued and nothing in flight on
 any worker. On the way out it records that it left, puts back any lease it still holds, and
@@ -24,7 +26,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,8 +37,9 @@ from topicrawl.core.errors import ConfigError, FrontierError
 from topicrawl.core.models import CrawlStats
 from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.distributed.coordinator import Coordinator, node_loads
+from topicrawl.distributed.feedback import FetchFeedback, HostAssigner
 from topicrawl.distributed.namespace import Namespace, ScopedFrontier, SharedScope
-from topicrawl.distributed.partition import AssignmentPolicy, NodeLoad
+from topicrawl.distributed.partition import AssignmentPolicy
 from topicrawl.distributed.policies import make_policy
 from topicrawl.distributed.progress import WorkerProgress, report_progress
 from topicrawl.distributed.redis_frontier import RedisFrontier
@@ -87,33 +90,6 @@ class WorkerReport:
     max_pages: int = 0
     limit_reached: bool = False
     render: Mapping[str, int] = field(default_factory=dict)
-
-
-class HostAssigner:
-    """Proposes the node for a host seen for the first time, from the latest view of nodes.
-
-    The view is refreshed with every heartbeat; answers are cached until it changes.
-    """
-
-    def __init__(self, policy: AssignmentPolicy) -> None:
-        self._policy = policy
-        self._nodes: tuple[NodeLoad, ...] = ()
-        self._cache: dict[str, str | None] = {}
-
-    def update(self, nodes: Sequence[NodeLoad]) -> None:
-        """Use a new view of the live nodes."""
-        view = tuple(sorted(nodes, key=lambda n: n.node))
-        if view != self._nodes:
-            self._nodes = view
-            self._cache.clear()
-
-    def propose(self, host: str) -> str | None:
-        """The node ``host`` should go to, or None when no node is known."""
-        if host not in self._cache:
-            if len(self._cache) > 100_000:
-                self._cache.clear()
-            self._cache[host] = self._policy.owner(host, self._nodes)
-        return self._cache[host]
 
 
 def request_ttl(settings: CrawlSettings) -> float:
@@ -346,6 +322,9 @@ class _NodeCrawl:
 
     async def run(self, hooks: _Hooks) -> WorkerReport:
         pages = _PageCounter(hooks.on_progress, self.frontier)
+        feedback = FetchFeedback(
+            node=self.info.node, assigner=self.assigner, frontier=self.frontier
+        )
         async with open_crawl(
             self.settings,
             on_progress=pages,
@@ -355,6 +334,7 @@ class _NodeCrawl:
             node=self.info.node,  # obs: live samples and metrics per node (issue 19)
             metrics_port=self.metrics_port,
             page_budget=self.frontier,
+            on_fetch=feedback,
         ) as crawler:
             if hooks.on_start is not None:
                 hooks.on_start(crawler)
@@ -373,6 +353,7 @@ class _NodeCrawl:
                 info=self.info,
                 pages=pages,
                 crawler=crawler,
+                feedback=feedback,
                 window=self.distributed.throughput_window,
                 scope=scope,
                 totals=RunTotals(self.registry.client, self.registry.prefix),
@@ -380,6 +361,7 @@ class _NodeCrawl:
             interval = self.distributed.heartbeat_interval
             async with asyncio.TaskGroup() as group:
                 group.create_task(beats.run(stop, interval=interval))
+                group.create_task(feedback.run(stop))
                 # Cancelled when the crawl ends: a listener must never hold up the worker's end.
                 follower = group.create_task(scope.follow(stop))
                 group.create_task(
@@ -454,6 +436,7 @@ class _Heartbeats:
     info: NodeInfo
     pages: _PageCounter
     crawler: Crawler
+    feedback: FetchFeedback
     window: float
     scope: SharedScope
     totals: RunTotals
@@ -489,6 +472,8 @@ class _Heartbeats:
             excluded=numbers["robots_excluded"],
             cpu_percent=cpu,
             memory_bytes=rss,
+            queue=self.crawler.leases_in_hand,
+            latency=self.feedback.latency,
         )
         # The crawl's totals first: what they gained counts even if this node is found dead.
         await self.totals.add(numbers)

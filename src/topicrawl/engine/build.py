@@ -18,6 +18,7 @@ from topicrawl.core.protocols import Frontier, Storage, Strategy
 from topicrawl.engine.crawl import (
     Crawler,
     CrawlLimits,
+    FetchOutcomeFn,
     HostPolicy,
     PageBudget,
     ProgressFn,
@@ -266,6 +267,7 @@ async def open_crawl(
     node: str | None = None,
     metrics_port: int | None = None,
     page_budget: PageBudget | None = None,
+    on_fetch: FetchOutcomeFn | None = None,
 ) -> AsyncIterator[Crawler]:
     """Build every part of a crawl from settings, seed it, and close everything afterwards.
 
@@ -277,6 +279,7 @@ async def open_crawl(
     learned state is saved every ``learning_interval`` seconds when it changed, and at the end.
     Live samples (``settings.storage.samples_interval``) are labelled with ``node`` (the
     worker's id); ``metrics_port`` serves the process's Prometheus metrics on 127.0.0.1.
+    ``on_fetch`` is told how each fetch went (a worker's assignment policy learns from it).
 
     Raises:
         ConfigError: the settings name something unknown (strategy, patterns, seeds), a seed
@@ -416,6 +419,7 @@ async def open_crawl(
             video=video,
             extra_fetcher=extra_fetcher,
             render=render,
+            on_fetch=on_fetch,
         )
         await _observe(stack, crawler, storage, settings, node=node, metrics_port=metrics_port)
         await crawler.seed(

@@ -46,6 +46,7 @@ from topicrawl.core.models import (
     CrawlStats,
     ErrorKind,
     FetchFailure,
+    FetchOutcome,
     Lease,
     Page,
     Request,
@@ -71,6 +72,7 @@ __all__ = [
     "CrawlDelays",
     "CrawlLimits",
     "Crawler",
+    "FetchOutcomeFn",
     "FetchReports",
     "HostPolicy",
     "PageBudget",
@@ -84,6 +86,10 @@ _SAID = 10  # refused start URLs logged one by one; the rest are counted
 
 ParseFn = Callable[[Response], Awaitable[ParsedDocument]]
 ProgressFn = Callable[[CrawlStats], None]
+FetchOutcomeFn = Callable[[FetchOutcome], None]
+# Failures that mean no answer came (a lost fetch); other failures without a status (robots.txt,
+# scope, caps, filters) say nothing of how the host treats this node and are not reported.
+_NO_ANSWER = frozenset({ErrorKind.TIMEOUT, ErrorKind.CONNECTION, ErrorKind.DNS, ErrorKind.PROXY})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,6 +182,11 @@ class RenewsLeases(Protocol):
     async def renew(self, leases: Sequence[Lease]) -> dict[str, float]: ...
 
 
+def _no_answer(exc: FetchError) -> int | None:
+    """0 (a lost fetch) for a failure that means no answer came, else None (not reported)."""
+    return 0 if exc.kind in _NO_ANSWER else None
+
+
 def _hook_spacing(fetcher: Fetcher, spaced: Callable[[str], Awaitable[None]]) -> bool:
     """Have the fetcher (and its robots.txt cache) await ``spaced`` before each request they
     make, if they take such a hook (``before_request``); whether the fetcher took it."""
@@ -228,6 +239,9 @@ class Crawler:
             goes back to the queue, and the crawl stops.
         revisit: when given, a fetched page is queued again for when it is due (see
             engine.revisit) instead of being marked done.
+        on_fetch: told how each fetch of a lease's URL went (its status, 0 for no answer,
+            and seconds); a distributed worker feeds its assignment policy with it. It must
+            not block; its errors are logged, never fatal.
     """
 
     _SWEEP_EVERY = 5.0
@@ -255,8 +269,10 @@ class Crawler:
         video: VideoStage | None = None,
         extra_fetcher: Fetcher | None = None,
         render: RenderStage | None = None,
+        on_fetch: FetchOutcomeFn | None = None,
     ) -> None:
         self._fetcher = fetcher
+        self._on_fetch = on_fetch
         self._video = video
         self._render = render
         # Manifests and media files: another content-type filter and size cap than pages.
@@ -358,6 +374,12 @@ class Crawler:
         """Pages whose response is in and that wait for or go through parsing, scoring and
         storing."""
         return self._handling
+
+    @property
+    def leases_in_hand(self) -> int:
+        """Leases this crawler popped and is still working on (fetching, waiting for their
+        host's turn, parsing or storing): its queue, as a worker's heartbeat reports it."""
+        return len(self._in_hand)
 
     @property
     def admission(self) -> Admission:
@@ -638,24 +660,44 @@ class Crawler:
             # a little before the lease does, so its failure is acked, not fetched again.
             deadline = max(0.9 * (lease.expires_at - time.time()), 0.0)
             started = time.perf_counter()
+            status: int | None = None  # None (cancelled, or says nothing of the host): unreported
             try:
                 async with asyncio.timeout(deadline):
                     if self._revisit is not None:
-                        return await self._revisit.fetch(self._fetcher, lease.request)
-                    return await self._fetcher.fetch(lease.request)
+                        response = await self._revisit.fetch(self._fetcher, lease.request)
+                    else:
+                        response = await self._fetcher.fetch(lease.request)
+                status = response.status
+                return response
             except TimeoutError as exc:
+                status = 0
                 raise RetryableFetchError(
                     lease.request.url,
                     f"the fetch outlived its lease ({deadline:.0f}s)",
                     kind=ErrorKind.TIMEOUT,
                 ) from exc
+            except FetchError as exc:
+                status = exc.status if exc.status is not None else _no_answer(exc)
+                raise
             finally:
-                self.fetch_latency.observe(time.perf_counter() - started)
+                seconds = time.perf_counter() - started
+                self.fetch_latency.observe(seconds)
+                if self._on_fetch is not None and status is not None:
+                    self._report_fetch(FetchOutcome(lease.host, status, seconds))
         finally:
             slots.release(lease.host)
             if self._fetched is not None:
                 await self._fetched(lease)
                 self._wakeup.set()  # the host may take another request now
+
+    def _report_fetch(self, outcome: FetchOutcome) -> None:
+        """Tell ``on_fetch`` how a fetch went; its failure is logged, not fatal (the page's
+        own fetch went as it went)."""
+        assert self._on_fetch is not None
+        try:
+            self._on_fetch(outcome)
+        except Exception:
+            log.exception("the fetch outcome listener failed; the crawl goes on")
 
     async def _spaced(self, url: str) -> None:
         """Wait for the turn of a request to the URL's host (``politeness.delay``, or its

@@ -8,7 +8,7 @@ import itertools
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -30,11 +30,15 @@ class LatencySites:
     arrivals: dict[str, list[float]] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)  # (host + path) answered 503 once already
     extras: bool = False  # the first page also links to a redirect and a once-failing page
+    # Requests answered 403 instead (checked as they come: may be set once serving).
+    refuse: Callable[[web.Request], bool] | None = None
 
     def bases(self) -> list[str]:
         return [f"http://127.0.0.1:{port}/" for port in self.ports]
 
     async def page(self, request: web.Request) -> web.Response:
+        if self.refuse is not None and self.refuse(request):
+            return web.Response(status=403, text="forbidden")
         self.arrivals.setdefault(request.host, []).append(time.monotonic())
         await asyncio.sleep(self.latency)
         number = int(request.match_info.get("n", "0"))

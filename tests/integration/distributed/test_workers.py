@@ -76,6 +76,12 @@ async def wide_cluster(
     await made.cleanup()
 
 
+# The join's hosts are placed by a worker's coordinator (the standalone one is killed first)
+# with the workers' assignment policy: rendezvous here, whose share sure_joiner computes (the
+# default, success-table, draws two nodes per host and could give the joiner none).
+RENDEZVOUS = ("--assignment", "rendezvous")
+
+
 def sure_joiner(bases: Iterable[str], *, rivals: Sequence[str]) -> str:
     """A node id that the rendezvous policy gives at least two of these hosts when it joins
     ``rivals`` (at up to 100x its weight). With a plain id such as ``w4`` the newcomer's share of
@@ -174,7 +180,7 @@ async def test_kill_9_coordinator_and_worker_then_one_joins_and_nothing_is_lost(
         coordinator = cluster.start_coordinator()
         async with cluster.writes_held():
             for name in ("w1", "w2", "w3"):
-                cluster.start_worker(name)
+                cluster.start_worker(name, extra=RENDEZVOUS)
             await cluster.wait_registered(registry, ("w1", "w2", "w3"))
         await cluster.wait_for_pages(10)
         async with cluster.writes_held():
@@ -231,7 +237,7 @@ async def _kill_and_join(
     assert any("w2" in line and "dead" in line for line in shown.splitlines()), shown
     # A worker joining mid-crawl gets hosts while the crawl goes on.
     joiner = sure_joiner(cluster.server.web.bases().values(), rivals=("w1", "w3"))
-    cluster.start_worker(joiner)
+    cluster.start_worker(joiner, extra=RENDEZVOUS)
     held = 0
     deadline = time.monotonic() + PATIENCE
     client = Redis.from_url(cluster.redis_url)

@@ -20,7 +20,9 @@ from topicrawl.distributed import (
     load_distributed,
     local_node_id,
 )
+from topicrawl.distributed.coordinator import node_loads
 from topicrawl.distributed.partition import NodeLoad, RendezvousPolicy
+from topicrawl.distributed.policies import latency_of, queue_of
 from topicrawl.distributed.usage import ProcessUsage
 from topicrawl.distributed.worker import HostAssigner, merge_config
 
@@ -71,6 +73,32 @@ async def test_heartbeats_publish_numbers_and_keep_a_node_alive(registry: NodeRe
     assert await registry.heartbeat("n1", beat)
     [status] = await registry.live()
     assert (status.cpu_percent, status.memory_bytes) == (55.5, 12345)
+
+
+async def test_heartbeats_carry_queue_and_latency_and_older_nodes_read_as_unknown(
+    registry: NodeRegistry,
+) -> None:
+    await registry.register(info("new"))
+    beat = Heartbeat(pages=3, pages_per_second=1.0, errors=0, queue=5, latency=0.25)
+    assert await registry.heartbeat("new", beat)
+    # A node of an older version: its heartbeat writes the fields it knew, nothing else.
+    await registry.register(info("old"))
+    old = {"pages": "4", "rate": "2.0", "errors": "0", "excluded": "0", "cpu": "", "rss": ""}
+    await registry.client.hset(registry.prefix + "node:old", mapping=old)
+    # Fields a broken or hostile node wrote are read as unknown, not as an error.
+    await registry.register(info("odd"))
+    odd = {"queue": "nan", "latency": "-1"}
+    await registry.client.hset(registry.prefix + "node:odd", mapping=odd)
+    seen = {s.node: s for s in await registry.live()}
+    assert (seen["new"].queue, seen["new"].latency) == (5, 0.25)
+    assert (seen["old"].queue, seen["old"].latency, seen["old"].pages) == (None, None, 4)
+    assert (seen["odd"].queue, seen["odd"].latency) == (None, None)
+    loads = {n.node: n for n in node_loads(list(seen.values()), {"old": 7})}
+    assert (loads["new"].queue, loads["new"].latency) == (5, 0.25)
+    # The load-aware policies fall back for the old node: its hosts per slot, and
+    # concurrency over throughput.
+    assert queue_of(loads["old"]) == 7 / 4
+    assert latency_of(loads["old"]) == 4 / 2.0
 
 
 def test_a_worker_measures_its_own_cpu_and_memory() -> None:
