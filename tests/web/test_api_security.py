@@ -190,9 +190,18 @@ def test_runs_live_and_search_answer_from_the_crawls(dashboard: LiveDashboard) -
     assert {p["id"] for p in by_host} == {p["id"] for p in found}
     assert not get(dashboard.base + "/api/pages?status=404").json()["pages"]
     assert not get(dashboard.base + f"/api/pages?run={demo['id'] + 1}").json()["pages"]
-    relevant = get(dashboard.base + "/api/pages?min_relevance=0.2&limit=200").json()["pages"]
+    # The threshold from the crawl's own scores (which pages a focused crawl of the demo web
+    # reaches first, and so how high they score, varies from run to run): the filter keeps
+    # exactly the pages at or above it.
+    everything = get(dashboard.base + "/api/pages?limit=200").json()["pages"]
+    scores = sorted({p["relevance"] for p in everything if p["relevance"] is not None})
+    assert len(scores) >= 2
+    bar = scores[len(scores) // 2]
+    relevant = get(dashboard.base + f"/api/pages?min_relevance={bar}&limit=200").json()["pages"]
     assert relevant
-    assert all(p["relevance"] >= 0.2 for p in relevant)
+    assert {p["id"] for p in relevant} == {
+        p["id"] for p in everything if p["relevance"] is not None and p["relevance"] >= bar
+    }
 
 
 def test_keyset_next_links_walk_every_page_once(dashboard: LiveDashboard) -> None:

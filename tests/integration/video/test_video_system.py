@@ -176,16 +176,18 @@ async def test_the_system_extracts_tiers_ranks_and_revisits_when_due(tmp_path: P
 def test_video_run_and_show_from_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
     runner = CliRunner()
-    args = ["video", "run", "--demo", "--clock", "simulated", "--days", "7", "--titles", "4"]
+    # 12 titles: the demo site's port (so its URLs, so their hashes) differs from run to run,
+    # and with 4 every video went to one node one run in eight (CI, session 19).
+    args = ["video", "run", "--demo", "--clock", "simulated", "--days", "7", "--titles", "12"]
     args += ["--db", db, "--max-hops", "0", "--max-per-hop", "20", "--nodes", "a,b"]
     args += ["--node", "a"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "4 videos" in result.output
+    assert "12 videos" in result.output
     shown = runner.invoke(app, ["video", "show", "--db", db, "--json", "--limit", "1000"])
     assert shown.exit_code == 0, shown.output
     body = json.loads(shown.output)
-    assert len(body["videos"]) == 4
+    assert len(body["videos"]) == 12
     assert body["counts"]["visits.page"] > 0
     # This process is node a: it revisited only what hashes to a, though it planned all.
     assert {v["node"] for v in body["videos"]} == {"a", "b"}
