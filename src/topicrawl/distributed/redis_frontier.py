@@ -385,7 +385,11 @@ class RedisFrontier:
         self._scripts: dict[str, AsyncScript] = {}
         self._closed = False
         self.reserved_here = 0
-        """Pages of the crawl's budget reserved through this frontier (by this worker)."""
+        """Pages of the crawl's budget reserved through this frontier (by this worker); a
+        reservation can be lost after it is made (see :attr:`pages_here`)."""
+        self.final_here = 0
+        """Reservations this worker's acks (or revisits) made final: pages it stored that count."""
+        self._unsettled: set[str] = set()  # tokens reserved here, not yet acked or given back
         self.peers = True
         """Whether other nodes are live (told at each heartbeat): a node alone lets its pops
         carry its freed request slots (see :meth:`fetched`), as no one else waits for them."""
@@ -486,7 +490,7 @@ class RedisFrontier:
         try:
             while tokens:  # each batch leaves the list once Redis has it (the rest stay held)
                 batch = tokens[:_BATCH]
-                await self._run("ack", [*self._now_args(), *batch])
+                self._settle(batch, await self._run("ack", [*self._now_args(), *batch]))
                 del tokens[: len(batch)]
         finally:
             self._held_acks[:0] = tokens
@@ -579,6 +583,7 @@ class RedisFrontier:
             added = await self._reserve(lease.token, requests)
             if added >= 0:
                 self.reserved_here += 1
+                self._unsettled.add(lease.token)
                 return added
             if added == -3:
                 raise LeaseLost(f"the lease of {lease.request.url[:200]} is gone")
@@ -821,12 +826,30 @@ class RedisFrontier:
         if self._defer_acks:
             self._client()
             if self._expired(lease):
+                self._unsettled.discard(lease.token)  # expired: its reservation goes back
                 return False
             self._held_acks.append(lease.token)
             return True
         self._renewed.pop(lease.token, None)
-        done = bool(await self._run("ack", [*self._now_args(), lease.token]))
+        done = self._settle([lease.token], await self._run("ack", [*self._now_args(), lease.token]))
         self._gate.open_one()
+        return done > 0
+
+    @property
+    def pages_here(self) -> int:
+        """Pages this worker stored that count: reservations made final by its acks, and those
+        not settled yet (pages in hand or waiting for the checkpoint's acks). A reservation
+        whose lease was lost before its ack (expired, or given back when this node was thought
+        dead: another worker fetches the page again and counts it) is not counted, so the
+        workers' counts add up to the pages stored."""
+        return self.final_here + len(self._unsettled)
+
+    def _settle(self, tokens: Sequence[str], answer: Any) -> int:
+        """Record an ack script's answer for ``tokens`` (valid leases, reservations made
+        final); returns how many leases were valid."""
+        done, final = (int(x) for x in answer)
+        self.final_here += final
+        self._unsettled.difference_update(tokens)
         return done
 
     def _expired(self, lease: Lease) -> bool:
@@ -860,6 +883,7 @@ class RedisFrontier:
             raise ValueError(f"reclaim delay must be a finite number >= 0, got {delay}")
         self._renewed.pop(lease.token, None)
         back = bool(await self._run("reclaim", [*self._now_args(), lease.token, _num(delay)]))
+        self._unsettled.discard(lease.token)  # its reservation, if any, went back (or was gone)
         self._gate.open_one()
         return back
 
@@ -875,6 +899,7 @@ class RedisFrontier:
         if self._defer_acks:
             self._client()
             if self._expired(lease):
+                self._unsettled.discard(lease.token)
                 return False
             self._held_revisits.append((lease.token, due))
             return True
@@ -886,7 +911,11 @@ class RedisFrontier:
     async def _requeue_at(self, token: str, due: float) -> bool:
         delay = max(0.0, due - self._clock())
         # "1": the page was stored, so its budget reservation is final (an ack's), not given back.
-        return bool(await self._run("reclaim", [*self._now_args(), token, _num(delay), "1"]))
+        back = int(await self._run("reclaim", [*self._now_args(), token, _num(delay), "1"]))
+        if back == 2:
+            self.final_here += 1
+        self._unsettled.discard(token)
+        return back > 0
 
     async def increase(self, url: str, score: float) -> bool:
         """Raise the score of a queued URL. ``False`` when it is not queued or not raised."""

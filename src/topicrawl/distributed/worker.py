@@ -411,9 +411,9 @@ class _NodeCrawl:
 
 class _PageCounter:
     """Counts the pages this worker stored (the crawler's own count starts from the
-    database's total): those it reserved in the namespace's page budget, one per page stored
-    (progress is also reported when held hosts change, so a report is not a page); and
-    passes progress on."""
+    database's total): its reservations in the namespace's page budget that were not lost
+    (:attr:`RedisFrontier.pages_here`; progress is also reported when held hosts change, so a
+    report is not a page); and passes progress on."""
 
     def __init__(self, then: ProgressFn | None, frontier: RedisFrontier) -> None:
         self._then = then
@@ -421,7 +421,7 @@ class _PageCounter:
 
     @property
     def count(self) -> int:
-        return self._frontier.reserved_here
+        return self._frontier.pages_here
 
     def __call__(self, stats: CrawlStats) -> None:
         if self._then is not None:

@@ -326,3 +326,35 @@ async def test_a_sharing_pop_takes_a_run_of_a_shared_hosts_leases_in_rank_order(
     commands = await commands_in_redis(redis_url, n2.namespace, pop())
     assert [lease.host for lease in taken] == ["b.test"] * 4  # its limit
     assert commands <= 40, commands
+
+
+async def test_a_page_whose_lease_was_lost_is_counted_by_the_node_that_stored_it_last(
+    open_node: Open,
+) -> None:
+    """A node thought dead while it stores a page: its leases and reservations go back, and
+    another node fetches, reserves and stores the page again. Each node counted the page it
+    reserved (103 counted for 102 stored in a three-worker crawl); only reservations made final
+    by an ack (or not settled yet) count, so the nodes' counts add up to the pages stored."""
+    slow = await open_node("n1", steal_min=0, max_per_host=10, defer_acks=True)
+    other = await open_node("n2", steal_min=0, max_per_host=10, defer_acks=True)
+    await slow.push([req("http://a.test/1"), req("http://a.test/2")])
+    kept, lost = await slow.pop(), await slow.pop()
+    assert kept is not None and lost is not None
+    for lease in (kept, lost):
+        assert await slow.reserve_page(lease, []) == 0
+    assert slow.pages_here == 2  # in hand: not settled yet
+    assert await slow.ack(kept)
+    await slow.flush()
+    assert (slow.pages_here, slow.final_here) == (2, 1)
+    assert await other.release_node("n1") == 1  # n1 thought dead (a late heartbeat)
+    await other.assign_hosts({"a.test": "n2"})
+    again = await other.pop()
+    assert again is not None and again.request.url == lost.request.url
+    assert await other.reserve_page(again, []) == 0
+    assert await slow.ack(lost)  # n1 stored the page too: its ack is held, then refused
+    await slow.flush()
+    assert await other.ack(again)
+    await other.flush()
+    assert (slow.reserved_here, other.reserved_here) == (2, 1)  # reservations made
+    assert (slow.pages_here, other.pages_here) == (1, 1)  # pages that count: 2, as stored
+    assert (await other.in_flight(), await other.queued()) == (0, 0)

@@ -551,3 +551,17 @@ async def test_a_bloom_filter_of_several_segments_dedupes(
     assert await frontier.push([req(f"http://a.test/in/{i}") for i in range(500)]) == 0
     assert all([await frontier.seen(f"http://a.test/in/{i}") for i in range(0, 500, 7)])
     assert sum([await frontier.seen(f"http://a.test/out/{i}") for i in range(500)]) < 10
+
+
+async def test_a_revisit_makes_its_pages_reservation_final_and_a_reclaim_gives_it_back(
+    open_redis: Open,
+) -> None:
+    frontier = await open_redis(exact=True, defer_acks=True, max_per_host=10)
+    revisited, given_back = await leases_of(frontier, 2)
+    for lease in (revisited, given_back):
+        assert await frontier.reserve_page(lease, []) == 0
+    assert await frontier.revisit(revisited, due=frontier._clock() + 3600)
+    assert await frontier.reclaim(given_back)
+    assert frontier.pages_here == 1  # the revisit is held: unsettled, counted
+    await frontier.flush()
+    assert (frontier.pages_here, frontier.final_here) == (1, 1)

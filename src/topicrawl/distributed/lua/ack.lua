@@ -1,8 +1,9 @@
--- ARGV: now, max_per_host, then one or more tokens. Returns how many leases were valid (and
--- are now done, their pages' reservations final); unknown or expired ones change nothing.
+-- ARGV: now, max_per_host, then one or more tokens. Returns {how many leases were valid (now
+-- done), how many of those had a page reservation (now final: pages this call counts as
+-- stored)}; unknown or expired ones change nothing.
 -- A few commands for all the tokens of a call (a checkpoint acks hundreds), not six each.
 local now, maxph = tonumber(ARGV[1]), tonumber(ARGV[2])
-local done = 0
+local done, final = 0, 0
 for from = 3, #ARGV, 1000 do  -- bounded unpack()
   local batch, seen = {}, {}
   for i = from, math.min(from + 999, #ARGV) do
@@ -29,8 +30,8 @@ for from = 3, #ARGV, 1000 do  -- bounded unpack()
     for node, tokens in pairs(by_node) do
       redis.call('SREM', node_leases_key(node), unpack(tokens))
     end
-    redis.call('HDEL', K_BUDGETED, unpack(valid))
+    final = final + redis.call('HDEL', K_BUDGETED, unpack(valid))
     done = done + #valid
   end
 end
-return done
+return {done, final}
