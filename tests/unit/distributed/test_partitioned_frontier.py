@@ -339,7 +339,8 @@ async def test_a_page_whose_lease_was_lost_is_counted_by_the_node_that_stored_it
     other = await open_node("n2", steal_min=0, max_per_host=10, defer_acks=True)
     await slow.push([req("http://a.test/1"), req("http://a.test/2")])
     kept, lost = await slow.pop(), await slow.pop()
-    assert kept is not None and lost is not None
+    assert kept is not None
+    assert lost is not None
     for lease in (kept, lost):
         assert await slow.reserve_page(lease, []) == 0
     assert slow.pages_here == 2  # in hand: not settled yet
@@ -349,7 +350,8 @@ async def test_a_page_whose_lease_was_lost_is_counted_by_the_node_that_stored_it
     assert await other.release_node("n1") == 1  # n1 thought dead (a late heartbeat)
     await other.assign_hosts({"a.test": "n2"})
     again = await other.pop()
-    assert again is not None and again.request.url == lost.request.url
+    assert again is not None
+    assert again.request.url == lost.request.url
     assert await other.reserve_page(again, []) == 0
     assert await slow.ack(lost)  # n1 stored the page too: its ack is held, then refused
     await slow.flush()
