@@ -504,7 +504,9 @@ class RedisFrontier:
             self._held_revisits[:0] = revisits
 
     async def close(self) -> None:
-        """Disconnect (the crawl stays in Redis); later calls raise FrontierError."""
+        """Give back the leases taken for pops that never came for them, then disconnect (the
+        crawl stays in Redis); later calls raise FrontierError."""
+        await self._give_back_unused()
         self._closed = True
         for task in (self._returning, self._pushing):
             if task is not None:
@@ -512,6 +514,20 @@ class RedisFrontier:
         client, self._redis = self._redis, None
         if client is not None:
             await client.aclose()
+
+    async def _give_back_unused(self) -> None:
+        """Put back the leases a pop took for the pops queued behind it (or a shared host's
+        run) that no pop took: a crawl that stopped (its page limit, Ctrl-C) pops no more, and
+        left out there they would keep their URLs in flight for every worker until they
+        expired (``lease_ttl``: other workers wait that long at the end of a crawl)."""
+        unused, self._popped = list(self._popped), deque()
+        if not unused or self._redis is None or self._closed:
+            return
+        try:
+            for lease in unused:
+                await self._run("reclaim", [*self._now_args(), lease.token, "0"])
+        except FrontierError as exc:
+            log.warning("%d unused leases not given back (they expire): %s", len(unused), exc)
 
     async def drop(self) -> int:
         """Delete every key of this namespace (the whole crawl); returns how many."""
