@@ -70,13 +70,14 @@ def make_stream(args: argparse.Namespace) -> tuple[list[str], list[list[int]]]:
 
 
 async def open_frontier(
-    kind: str, directory: Path, capacity: int, spill: int = 512
+    kind: str, directory: Path, capacity: int, spill: int = 512, spill_total: int = 0
 ) -> FrontierCore:
     options: dict[str, Any] = {"max_per_host": 1_000_000, "bloom_capacity": capacity}
     if kind == "memory":
         return MemoryFrontier(**options)
     if kind == "sqlite-spill":  # at most `spill` keys of a host in memory
         options["spill_limit"] = spill
+        options["spill_total"] = spill_total  # and at most this many of all hosts (0: no bound)
     return await SqliteFrontier(directory / "bench.db", **options).open()
 
 
@@ -86,7 +87,7 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     scores = [rng.random() for _ in range(len(urls))]
     with tempfile.TemporaryDirectory(dir=args.tmp) as directory:
         frontier = await open_frontier(
-            args.child, Path(directory), max(len(urls), 1000), args.spill
+            args.child, Path(directory), max(len(urls), 1000), args.spill, args.spill_total
         )
         base = rss()
         half_at = len(batches) // 2
@@ -109,6 +110,8 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         push_time += time.perf_counter() - start
         queued = await frontier.queued()
         end_rss = rss()
+        queues = getattr(frontier, "_queues", None)
+        keys_at_end = queues.keys_in_memory() if queues is not None else None
 
         popped = 0
         start = time.perf_counter()
@@ -124,7 +127,9 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         if args.child.startswith("sqlite"):
             await frontier.close()
             start = time.perf_counter()
-            frontier = await open_frontier(args.child, Path(directory), len(urls), args.spill)
+            frontier = await open_frontier(
+                args.child, Path(directory), len(urls), args.spill, args.spill_total
+            )
             reopen_time = time.perf_counter() - start
         await frontier.close()
     return {
@@ -144,6 +149,7 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         "pop_ack_per_s": popped / pop_time,
         "popped": popped,
         "reopen_s_all_done": reopen_time,
+        "keys_in_memory_at_end_of_pushes": keys_at_end,
     }
 
 
@@ -155,6 +161,9 @@ def main() -> None:
     parser.add_argument("--dup", type=float, default=0.9, help="share of duplicates in a batch")
     parser.add_argument("--impl", nargs="+", default=["memory", "sqlite"])
     parser.add_argument("--spill", type=int, default=512, help="sqlite-spill: keys per host")
+    parser.add_argument(
+        "--spill-total", type=int, default=0, help="sqlite-spill: keys of all hosts (0: no bound)"
+    )
     parser.add_argument("--tmp", default=None, help="directory for the SQLite file")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -276,6 +276,17 @@ class FrontierSettings(_Section):
             " read-backs need); otherwise at least 2."
         ),
     )
+    memory_keys_total: int = Field(
+        1_000_000,
+        ge=0,
+        le=1_000_000_000,
+        description=(
+            "SQLite frontier, with memory_keys_per_host on: most queued URLs of all hosts"
+            " together kept in memory (~64 MB at 1,000,000); past it every host keeps the"
+            " same number of its best, down to one (many small hosts, which the per-host"
+            " bound does not bound). 0: no total bound."
+        ),
+    )
 
 
 class StorageSettings(_Section):

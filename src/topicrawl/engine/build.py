@@ -207,6 +207,7 @@ async def _open_frontier(settings: CrawlSettings, pages_in_hand: int) -> Frontie
         bloom_capacity=options.bloom_capacity,
         bloom_error_rate=options.bloom_error_rate,
         spill_limit=options.memory_keys_per_host,
+        spill_total=options.memory_keys_total if options.memory_keys_per_host else 0,
         busy_timeout=settings.storage.busy_timeout,
     )
     await frontier.open()

@@ -130,6 +130,35 @@ past ``count`` to make up for those); and the largest key read if more rows may 
 else ``None``."""
 
 
+def _cut(host: _Host, keep: int, evictable: Callable[[int], bool]) -> int:
+    """Keep the host's ``keep`` best keys in memory (and those ``evictable`` refuses: a push
+    not yet written must stay); the host remembers its best dropped key. Returns how many
+    left memory."""
+    ordered = sorted(host.heap)
+    kept = ordered[:keep]
+    evicted: list[int] = []
+    for key in ordered[keep:]:
+        (evicted if evictable(fp_of(key)) else kept).append(key)
+    if evicted:
+        best = evicted[0]
+        host.spill_top = best if host.spill_top is None else min(host.spill_top, best)
+    heapq.heapify(kept)
+    host.heap[:] = kept
+    return len(evicted)
+
+
+def _fill_level(sizes: list[int], budget: int) -> int:
+    """The highest level L with ``sum(min(size, L))`` at most ``budget`` (0 if none)."""
+    low, high = 0, max(sizes, default=0)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sum(min(size, mid) for size in sizes) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 class HostQueues:
     """Per-host heaps of keys, and the ready and waiting schedules over hosts.
 
@@ -137,6 +166,11 @@ class HostQueues:
     :meth:`spill` whenever it holds more: the worst keys leave memory (their URLs stay queued
     in the store) and ``refill`` reads the best of them back when the host's heap runs out of
     keys better than them. Memory then grows with the hosts, not with the URLs queued.
+
+    With ``spill_total`` too, the keys of all hosts together are bounded: when they pass it,
+    every heap is cut to one level (the highest at which they all fit in half of it), so a
+    web of many small hosts, which the per-host bound does not bound, stays within it too
+    (then down to one key a host: a host's own record is not bounded).
     """
 
     def __init__(
@@ -146,10 +180,15 @@ class HostQueues:
         max_per_host: int,
         lease_headroom: int = 0,
         spill_limit: int = 0,
+        spill_total: int = 0,
         refill: Refill | None = None,
     ) -> None:
         if spill_limit and (spill_limit < 2 or refill is None):
             raise ConfigError("spill_limit needs refill and must be 0 (off) or at least 2")
+        if spill_total < 0 or (spill_total and not spill_limit):
+            raise ConfigError("spill_total must be 0 (off), or >= 1 with spill_limit on")
+        self.spill_total = spill_total
+        self._level: int | None = None  # keys a host keeps while the total bound is cutting
         self.default_delay = default_delay
         self.max_per_host = max_per_host
         self.lease_headroom = lease_headroom
@@ -211,21 +250,27 @@ class HostQueues:
         dropped = 0
         for name in self._over:
             host = self._hosts.get(name)
-            if host is None or len(host.heap) <= self.spill_limit:
-                continue
-            ordered = sorted(host.heap)
-            keep = self.spill_limit // 2
-            kept = ordered[:keep]
-            evicted: list[int] = []
-            for key in ordered[keep:]:
-                (evicted if evictable(fp_of(key)) else kept).append(key)
-            if evicted:
-                best = evicted[0]
-                host.spill_top = best if host.spill_top is None else min(host.spill_top, best)
-                dropped += len(evicted)
-            heapq.heapify(kept)
-            host.heap[:] = kept
+            if host is not None and len(host.heap) > self.spill_limit:
+                dropped += _cut(host, self.spill_limit // 2, evictable)
         self._over.clear()
+        if self.spill_total:
+            dropped += self._spill_total(evictable)
+        return dropped
+
+    def _spill_total(self, evictable: Callable[[int], bool]) -> int:
+        """Cut every heap to one level when all the keys in memory pass ``spill_total``."""
+        self._level = None
+        if self._live <= self.spill_total:  # cheap first look: fewer URLs queued than that
+            return 0
+        sizes = [len(host.heap) for host in self._hosts.values()]
+        if sum(sizes) <= self.spill_total:
+            return 0
+        level = max(_fill_level(sizes, self.spill_total // 2), 1)
+        self._level = level
+        dropped = 0
+        for host in self._hosts.values():
+            if len(host.heap) > level:
+                dropped += _cut(host, level, evictable)
         return dropped
 
     def keys_in_memory(self) -> int:
@@ -402,7 +447,10 @@ class HostQueues:
         assert self._refill is not None
         heap = host.heap
         slack = len(heap) + host.leases + host.deferred + 16
-        keys, more_after = self._refill(host.name, max(self.spill_limit // 2, 1), slack)
+        want = self.spill_limit // 2
+        if self._level is not None:  # the total bound is cutting: read back no more than that
+            want = min(want, self._level)
+        keys, more_after = self._refill(host.name, max(want, 1), slack)
         present = set(heap)
         added = 0
         for key in keys:

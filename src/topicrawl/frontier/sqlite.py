@@ -211,6 +211,7 @@ class SqliteFrontier(FrontierCore):
         cache_size: int = 65536,
         busy_timeout: float = 10.0,
         spill_limit: int = 0,
+        spill_total: int = 0,
     ) -> None:
         super().__init__(
             default_delay=default_delay,
@@ -228,7 +229,12 @@ class SqliteFrontier(FrontierCore):
             raise ConfigError(f"busy_timeout must be >= 0, got {busy_timeout}")
         if spill_limit < 0 or spill_limit == 1:
             raise ConfigError(f"spill_limit must be 0 (off) or at least 2, got {spill_limit}")
+        if spill_total < 0 or (spill_total and not spill_limit):
+            raise ConfigError(
+                f"spill_total must be 0 (off), or >= 1 with spill_limit on, got {spill_total}"
+            )
         self._spill_limit = spill_limit
+        self._spill_total = spill_total
         self._queues = self._new_queues()
         self._path = Path(path)
         if str(path) == ":memory:" or str(path).startswith("file:"):
@@ -656,6 +662,7 @@ class SqliteFrontier(FrontierCore):
             max_per_host=queues.max_per_host,
             lease_headroom=queues.lease_headroom,
             spill_limit=self._spill_limit,
+            spill_total=self._spill_total,
             refill=self._read_spilled if self._spill_limit else None,
         )
 

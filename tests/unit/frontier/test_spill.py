@@ -22,8 +22,14 @@ def requests(count: int, *, hosts: int = 2, offset: int = 0) -> list[Request]:
     ]
 
 
-def open_frontier(path: Path, spill_limit: int) -> SqliteFrontier:
-    return SqliteFrontier(path, max_per_host=1000, spill_limit=spill_limit, flush_interval=3600)
+def open_frontier(path: Path, spill_limit: int, spill_total: int = 0) -> SqliteFrontier:
+    return SqliteFrontier(
+        path,
+        max_per_host=1000,
+        spill_limit=spill_limit,
+        spill_total=spill_total,
+        flush_interval=3600,
+    )
 
 
 async def drain(frontier: SqliteFrontier) -> list[str]:
@@ -34,10 +40,12 @@ async def drain(frontier: SqliteFrontier) -> list[str]:
     return urls
 
 
-async def pushed_then_drained(path: Path, spill_limit: int) -> tuple[int, list[str]]:
-    async with open_frontier(path, spill_limit) as frontier:
+async def pushed_then_drained(
+    path: Path, spill_limit: int, spill_total: int = 0, *, hosts: int = 2
+) -> tuple[int, list[str]]:
+    async with open_frontier(path, spill_limit, spill_total) as frontier:
         for start in range(0, 400, 50):  # one page's links at a time
-            await frontier.push(requests(50, offset=start))
+            await frontier.push(requests(50, hosts=hosts, offset=start))
             await frontier.flush()
         in_memory = frontier._queues.keys_in_memory()
         return in_memory, await drain(frontier)
@@ -123,3 +131,37 @@ async def test_a_crawl_bounds_the_keys_in_memory_by_default(tmp_path: Path) -> N
         assert frontier._queues.keys_in_memory() <= 512
     finally:
         await frontier.close()
+
+
+async def test_many_small_hosts_stay_within_the_total_bound_in_the_same_order(
+    tmp_path: Path,
+) -> None:
+    """50 hosts of 8 URLs each: the per-host bound (512) keeps them all; the total bound (200)
+    cuts every host to the same level, and the URLs still leave in the unbounded order."""
+    in_memory, order = await pushed_then_drained(tmp_path / "total.db", 512, 200, hosts=50)
+    per_host, unbounded_order = await pushed_then_drained(tmp_path / "host.db", 512, hosts=50)
+    assert per_host == 400
+    assert in_memory <= 200
+    assert order == unbounded_order
+    assert len(set(order)) == 400
+
+
+def test_the_fill_level_is_the_highest_that_fits() -> None:
+    from topicrawl.frontier._schedule import _fill_level  # noqa: PLC0415 - the policy alone
+
+    assert _fill_level([10, 3, 1], 100) == 10
+    assert _fill_level([10, 3, 1], 9) == 5  # 5 + 3 + 1
+    assert _fill_level([10, 3, 1], 8) == 4  # 4 + 3 + 1
+    assert _fill_level([10, 3, 1], 2) == 0
+    assert _fill_level([], 5) == 0
+
+
+async def test_the_total_bound_keeps_one_key_a_host_at_least(tmp_path: Path) -> None:
+    in_memory, order = await pushed_then_drained(tmp_path / "one.db", 512, 10, hosts=50)
+    assert in_memory == 50
+    assert len(set(order)) == 400
+
+
+def test_a_total_bound_without_a_per_host_bound_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="spill_total"):
+        open_frontier(tmp_path / "x.db", 0, 100)
