@@ -195,6 +195,19 @@ CANDIDATES: tuple[Candidate, ...] = (
     # Added after the hub-probe rows were seen (sqlite-internals 78 -> 39, small losses on
     # most other topics): the budget bounded in all, fixed before any crawl of it.
     Candidate("hub-probe-10-limit-3", {"hub_probe": 10, "hub_probe_limit": 3}),
+    # Session 20, from the httpd-zh-vhosts trace (the home page's chapter list: every link at
+    # its block's score, taken in document order, the chapter named by its own anchor 17th):
+    # a link's own words order the links of a block that tie on the block's score. Both
+    # values fixed before any grid crawl (both were traced on httpd-zh-vhosts only, 30 -> 16;
+    # session 16 saw 0.02 cost django-forms 27 -> 79 over its defaults).
+    Candidate("own-words-0.02", {"own_words_weight": 0.02}),
+    Candidate("own-words-0.001", {"own_words_weight": 0.001}),
+    # Session 20, from the django-forms trace (the chapter's pages scored 0.006-0.04 as the
+    # 3rd-9th pages fetched: the plain IDF of the topic's words falls toward 0 in a focused
+    # crawl's own collection): topic_df_cap's cap on the page's own relevance too, at its
+    # value, fixed before any grid crawl (traced first on django-forms 14 -> 17, git-syncing
+    # 36 -> 57, sqlite-internals 78 -> 101: all worse).
+    Candidate("page-df-cap-0.5", {"page_df_cap": 0.5}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )

@@ -212,6 +212,13 @@ class FocusedOptions(StrategyOptions):
             -> 1.22: django-db 62 -> 38; httpd 2.48 -> 2.15), but Python 1.27 -> 1.29, Git
             1.50 -> 1.73 (git-syncing 23 -> 33), SQLite 2.39 -> 2.80 (sqlite-extensions 37
             -> 48, sqlite-internals 80 -> 93); benchmarks/focus/README.md.
+        page_df_cap: ``topic_df_cap`` for a crawled page's own relevance (its cosine to the
+            topic, which decides whether it is relevant, what its links inherit and what the
+            threshold is calibrated on): a word of the topic counts as found in at most this
+            share of the pages seen so far; 1: off (the plain IDF, which a focused crawl's own
+            on-topic pages drive toward 0 for the topic's words: django-forms'
+            ``ref/forms/api.html`` scored 0.006 as the third page fetched). Session 20: the
+            value is ``topic_df_cap``'s default, fixed before any crawl of it.
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
@@ -425,6 +432,7 @@ class FocusedOptions(StrategyOptions):
     role_anchors: int = 5
     smooth_link_idf: bool = False
     topic_df_cap: float = 0.5
+    page_df_cap: float = 1.0
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0
@@ -506,6 +514,7 @@ class FocusedOptions(StrategyOptions):
             "own_words_weight",
             "menu_score",
             "topic_df_cap",
+            "page_df_cap",
             "inbound_evidence",
         )
         _require(
@@ -523,6 +532,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.hub_probe_limit >= 0, "hub_probe_limit must be >= 0")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
         _require(self.topic_df_cap > 0.0, "topic_df_cap must be > 0")
+        _require(self.page_df_cap > 0.0, "page_df_cap must be > 0")
         _require(self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")
