@@ -208,6 +208,14 @@ CANDIDATES: tuple[Candidate, ...] = (
     # value, fixed before any grid crawl (traced first on django-forms 14 -> 17, git-syncing
     # 36 -> 57, sqlite-internals 78 -> 101: all worse).
     Candidate("page-df-cap-0.5", {"page_df_cap": 0.5}),
+    # Session 20: the online learner trusted half as much (its lift blend, the model's
+    # weight at most 0.25 instead of 0.5): session 16 saw the lift help django-db and
+    # java-time and cost java-concurrency and sqlite-extensions at up to 0.5. Fixed before
+    # any crawl of it (the java-network trace: 18 class-use links in a row, each off-topic).
+    Candidate(
+        "learner-lift-0.25",
+        {"learner": True, "learner_lift": True, "learner_max_weight": 0.25},
+    ),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )

@@ -118,3 +118,27 @@ def test_smooth_link_idf_and_topic_df_cap_keep_the_topics_word_in_an_anchor() ->
     # IDF is log(2 / 1 + 0.01), the same as "zebra"'s (in none, counted as 1): 1 / sqrt(2).
     assert anchor_score() == pytest.approx(1 / math.sqrt(2))
     assert anchor_score(topic_df_cap=0.5) == anchor_score()
+
+
+def test_page_df_cap_keeps_the_topics_word_in_a_pages_relevance() -> None:
+    """Session 20 (django-forms): after pages that all contain the topic's word, the plain IDF
+    gives it log(1.01) and a page about the topic scores next to nothing; ``page_df_cap``
+    caps the word's document count as ``topic_df_cap`` does for links."""
+
+    def relevance(**options: object) -> float:
+        strategy = _focused(**options)
+        strategy.on_page(html_page("http://a/", text="crawler"))
+        strategy.on_page(html_page("http://a/1.html", text="crawler"))
+        result = strategy.on_page(html_page("http://a/2.html", text="crawler zebra"))
+        assert result.relevance is not None
+        return result.relevance
+
+    # Scored against the two pages before it (N = 2): "crawler" in both (n = 2), "zebra" in
+    # none (counted as 1). Plain: crawler log(2 / 2 + 0.01), zebra log(2 / 1 + 0.01).
+    plain = math.log(1.01) / math.hypot(math.log(1.01), math.log(2.01))
+    assert relevance() == pytest.approx(plain)
+    assert relevance(page_df_cap=1.0) == pytest.approx(plain)
+    # Capped at 0.5: "crawler" counts as in at most 0.5 * 2 = 1 page, as "zebra": 1 / sqrt(2).
+    assert relevance(page_df_cap=0.5) == pytest.approx(1 / math.sqrt(2))
+    with pytest.raises(ConfigError, match="page_df_cap"):
+        _focused(page_df_cap=0.0)
