@@ -216,6 +216,10 @@ CANDIDATES: tuple[Candidate, ...] = (
         "learner-lift-0.25",
         {"learner": True, "learner_lift": True, "learner_max_weight": 0.25},
     ),
+    # Added after the own-words rows were seen (httpd-zh-vhosts 30 -> 16, django-forms 14 ->
+    # 28: its chapter list's links all name the topic, and their own scores reordered them):
+    # own words only say whether a link names the topic at all. Fixed before any crawl of it.
+    Candidate("own-words-named-0.001", {"own_words_weight": 0.001, "own_words_named": True}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )

@@ -177,6 +177,12 @@ class FocusedOptions(StrategyOptions):
             A link whose own words score at least its block's is unchanged. 0: off (the
             default: 0.25 did not survive leave-one-site-out, session 15: 1.91 against 1.81
             over 29 topics; httpd-zh-vhosts 30 -> 16 fetches, django-forms 26 -> 78).
+        own_words_named: with ``own_words_weight``, a link's own words count only by whether
+            they name the topic at all (``own`` is ``max(block, own)`` when above 0, else 0):
+            the links of a block that name the topic keep the block's order among themselves
+            (a table of contents lists a chapter's index first: django-forms 14 -> 28 when
+            ``formsets.html`` went first by its own words), the ones that name nothing go
+            after them. Session 20, added after the ``own-words-*`` rows were seen; off.
         role_anchors: a link whose anchor is a *role anchor* of its host (a short label seen
             on this many pages of the host, each time pointing to another URL: Javadoc's
             "Use" and "Tree", "next", "previous"; see :class:`~topicrawl.focus.roles.RoleAnchors`)
@@ -427,6 +433,7 @@ class FocusedOptions(StrategyOptions):
     hub_probe: int = 0
     hub_probe_limit: int = 0
     own_words_weight: float = 0.0
+    own_words_named: bool = False
     menu_score: float = 0.0
     menu_links: int = 12
     role_anchors: int = 5
