@@ -142,3 +142,26 @@ def test_page_df_cap_keeps_the_topics_word_in_a_pages_relevance() -> None:
     assert relevance(page_df_cap=0.5) == pytest.approx(1 / math.sqrt(2))
     with pytest.raises(ConfigError, match="page_df_cap"):
         _focused(page_df_cap=0.0)
+
+
+def test_own_words_named_keeps_a_blocks_order_among_the_links_that_name_the_topic() -> None:
+    """Session 20 (django-forms against httpd-zh-vhosts): with ``own_words_named`` a link's
+    own words only say whether it names the topic; the ones that do keep the block's score,
+    the ones that do not go after them."""
+    names = ["crawler zebra yak wolf", "alpha beta", "crawler zebra yak"]
+    text = " ".join(names)
+    links = [Link(f"http://a/{i}/", name, block=0, block_text=text) for i, name in enumerate(names)]
+    page = html_page("http://a/", links)
+    plain = _by_url(_focused(own_words_weight=0.25).on_page(page).requests)
+    named = _by_url(_focused(own_words_weight=0.25, own_words_named=True).on_page(page).requests)
+    weak, none, strong = (f"http://a/{i}/" for i in range(3))
+    block = named[weak].reasons["block"]
+    # "crawler zebra yak wolf" names the topic but scores under its block by its own words:
+    # lowered by them without the option, kept at the block's score with it.
+    assert plain[weak].reasons["anchor"] < block
+    assert named[weak].reasons["anchor"] == pytest.approx(block)
+    # A link naming nothing of the topic is lowered either way: (1 - 0.25) * block.
+    assert named[none].reasons["anchor"] == pytest.approx(0.75 * block)
+    assert plain[none].reasons["anchor"] == pytest.approx(0.75 * block)
+    # A link whose own words beat the block keeps them.
+    assert named[strong].reasons["anchor"] == plain[strong].reasons["anchor"] > block
