@@ -182,7 +182,10 @@ class FocusedOptions(StrategyOptions):
             the links of a block that name the topic keep the block's order among themselves
             (a table of contents lists a chapter's index first: django-forms 14 -> 28 when
             ``formsets.html`` went first by its own words), the ones that name nothing go
-            after them. Session 20, added after the ``own-words-*`` rows were seen; off.
+            after them. Session 20, added after the ``own-words-*`` rows were seen: with
+            ``own_words_weight`` 0.001, 1.464 against 1.490 over 29 topics (httpd-zh-vhosts
+            30 -> 17; java-files 85 -> 87, sqlite-extensions 34 -> 35), but only httpd gains,
+            so left out 1.493: off (benchmarks/focus/README.md, session 20).
         role_anchors: a link whose anchor is a *role anchor* of its host (a short label seen
             on this many pages of the host, each time pointing to another URL: Javadoc's
             "Use" and "Tree", "next", "previous"; see :class:`~topicrawl.focus.roles.RoleAnchors`)
@@ -223,8 +226,9 @@ class FocusedOptions(StrategyOptions):
             threshold is calibrated on): a word of the topic counts as found in at most this
             share of the pages seen so far; 1: off (the plain IDF, which a focused crawl's own
             on-topic pages drive toward 0 for the topic's words: django-forms'
-            ``ref/forms/api.html`` scored 0.006 as the third page fetched). Session 20: the
-            value is ``topic_df_cap``'s default, fixed before any crawl of it.
+            ``ref/forms/api.html`` scored 0.006 as the third page fetched). Session 20, at
+            ``topic_df_cap``'s 0.5 (fixed before any crawl of it): 1.68 against 1.49 over 29
+            topics (git-syncing 36 -> 57, httpd-en-ssl 8 -> 147); not chosen left out: off.
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
