@@ -220,6 +220,10 @@ CANDIDATES: tuple[Candidate, ...] = (
     # 28: its chapter list's links all name the topic, and their own scores reordered them):
     # own words only say whether a link names the topic at all. Fixed before any crawl of it.
     Candidate("own-words-named-0.001", {"own_words_weight": 0.001, "own_words_named": True}),
+    # Session 20, from the git-syncing trace (the seed's list waits while the first relevant
+    # page's neighbours inherit): a seed's links inherit as if it were relevant. Before any
+    # crawl of it.
+    Candidate("seed-inherits", {"seed_inherits": True}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )

@@ -186,6 +186,12 @@ class FocusedOptions(StrategyOptions):
             ``own_words_weight`` 0.001, 1.464 against 1.490 over 29 topics (httpd-zh-vhosts
             30 -> 17; java-files 85 -> 87, sqlite-extensions 34 -> 35), but only httpd gains,
             so left out 1.493: off (benchmarks/focus/README.md, session 20).
+        seed_inherits: a seed's links inherit as if the seed were relevant (``decay`` times
+            its importance), whatever its cosine: the user chose it as a way into the topic.
+            Off: a seed under the threshold passes nothing on (git-syncing: ``git.html``,
+            0.091 against 0.1, so its "Syncing repositories" list waits at 0.4 x anchor while
+            the neighbours of the first relevant page inherit). Session 20, fixed before any
+            crawl of it.
         role_anchors: a link whose anchor is a *role anchor* of its host (a short label seen
             on this many pages of the host, each time pointing to another URL: Javadoc's
             "Use" and "Tree", "next", "previous"; see :class:`~topicrawl.focus.roles.RoleAnchors`)
@@ -438,6 +444,7 @@ class FocusedOptions(StrategyOptions):
     hub_probe_limit: int = 0
     own_words_weight: float = 0.0
     own_words_named: bool = False
+    seed_inherits: bool = False
     menu_score: float = 0.0
     menu_links: int = 12
     role_anchors: int = 5

@@ -255,7 +255,7 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         inherited = inherited_score(
             parent_similarity=importance,
             parent_inherited=self._inherited_through_template(page, links, template),
-            parent_relevant=relevant,
+            parent_relevant=relevant or (o.seed_inherits and "seed" in page.reasons),
             decay=o.decay,
         )
         learned = self._observe_outcome(page, relevant=relevant)
