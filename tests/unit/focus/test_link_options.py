@@ -165,3 +165,25 @@ def test_own_words_named_keeps_a_blocks_order_among_the_links_that_name_the_topi
     assert plain[none].reasons["anchor"] == pytest.approx(0.75 * block)
     # A link whose own words beat the block keeps them.
     assert named[strong].reasons["anchor"] == plain[strong].reasons["anchor"] > block
+
+
+def test_seed_inherits_passes_on_a_seeds_importance_whatever_its_cosine() -> None:
+    """Session 20 (git-syncing): a seed under the threshold passes nothing on unless
+    ``seed_inherits``; with it, ``decay`` times its importance ``m1 * cos + (1 - m1) * Hub``."""
+    links = [
+        Link("http://a/crawler.html", "crawler", block=0, block_text="crawler"),
+        Link("http://a/alpha.html", "alpha", block=1, block_text="alpha"),
+    ]
+    seed = html_page("http://a/", links, reasons=SEED)  # its text names nothing: cosine 0
+    on = _by_url(_focused(seed_inherits=True).on_page(seed).requests)
+    # One on-topic link, the most seen so far: Hub 1, importance (1 - 0.7) * 1 = 0.3, and
+    # every link inherits 0.5 * 0.3; "alpha" (anchor 0) is queued at 0.5 * 0.15.
+    assert on["http://a/alpha.html"].reasons["inherited"] == pytest.approx(0.15)
+    assert on["http://a/alpha.html"].score == pytest.approx(0.075)
+    off = _focused().on_page(seed).requests
+    assert _by_url(off)["http://a/crawler.html"].reasons["inherited"] == 0.0
+    assert "http://a/alpha.html" not in _by_url(off)
+    # Only a seed: the same page reached by a link passes nothing on.
+    page = html_page("http://a/", links)
+    plain = _by_url(_focused(seed_inherits=True).on_page(page).requests)
+    assert plain["http://a/crawler.html"].reasons["inherited"] == 0.0
