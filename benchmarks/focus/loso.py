@@ -195,6 +195,35 @@ CANDIDATES: tuple[Candidate, ...] = (
     # Added after the hub-probe rows were seen (sqlite-internals 78 -> 39, small losses on
     # most other topics): the budget bounded in all, fixed before any crawl of it.
     Candidate("hub-probe-10-limit-3", {"hub_probe": 10, "hub_probe_limit": 3}),
+    # Session 20, from the httpd-zh-vhosts trace (the home page's chapter list: every link at
+    # its block's score, taken in document order, the chapter named by its own anchor 17th):
+    # a link's own words order the links of a block that tie on the block's score. Both
+    # values fixed before any grid crawl (both were traced on httpd-zh-vhosts only, 30 -> 16;
+    # session 16 saw 0.02 cost django-forms 27 -> 79 over its defaults).
+    Candidate("own-words-0.02", {"own_words_weight": 0.02}),
+    Candidate("own-words-0.001", {"own_words_weight": 0.001}),
+    # Session 20, from the django-forms trace (the chapter's pages scored 0.006-0.04 as the
+    # 3rd-9th pages fetched: the plain IDF of the topic's words falls toward 0 in a focused
+    # crawl's own collection): topic_df_cap's cap on the page's own relevance too, at its
+    # value, fixed before any grid crawl (traced first on django-forms 14 -> 17, git-syncing
+    # 36 -> 57, sqlite-internals 78 -> 101: all worse).
+    Candidate("page-df-cap-0.5", {"page_df_cap": 0.5}),
+    # Session 20: the online learner trusted half as much (its lift blend, the model's
+    # weight at most 0.25 instead of 0.5): session 16 saw the lift help django-db and
+    # java-time and cost java-concurrency and sqlite-extensions at up to 0.5. Fixed before
+    # any crawl of it (the java-network trace: 18 class-use links in a row, each off-topic).
+    Candidate(
+        "learner-lift-0.25",
+        {"learner": True, "learner_lift": True, "learner_max_weight": 0.25},
+    ),
+    # Added after the own-words rows were seen (httpd-zh-vhosts 30 -> 16, django-forms 14 ->
+    # 28: its chapter list's links all name the topic, and their own scores reordered them):
+    # own words only say whether a link names the topic at all. Fixed before any crawl of it.
+    Candidate("own-words-named-0.001", {"own_words_weight": 0.001, "own_words_named": True}),
+    # Session 20, from the git-syncing trace (the seed's list waits while the first relevant
+    # page's neighbours inherit): a seed's links inherit as if it were relevant. Before any
+    # crawl of it.
+    Candidate("seed-inherits", {"seed_inherits": True}),
     Candidate("shark", strategy="shark", selectable=False),
     Candidate("best-first", strategy="best-first", selectable=False),
 )

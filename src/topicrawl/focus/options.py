@@ -177,6 +177,22 @@ class FocusedOptions(StrategyOptions):
             A link whose own words score at least its block's is unchanged. 0: off (the
             default: 0.25 did not survive leave-one-site-out, session 15: 1.91 against 1.81
             over 29 topics; httpd-zh-vhosts 30 -> 16 fetches, django-forms 26 -> 78).
+        own_words_named: with ``own_words_weight``, a link's own words count only by whether
+            they name the topic at all (``own`` is ``max(block, own)`` when above 0, else 0):
+            the links of a block that name the topic keep the block's order among themselves
+            (a table of contents lists a chapter's index first: django-forms 14 -> 28 when
+            ``formsets.html`` went first by its own words), the ones that name nothing go
+            after them. Session 20, added after the ``own-words-*`` rows were seen: with
+            ``own_words_weight`` 0.001, 1.464 against 1.490 over 29 topics (httpd-zh-vhosts
+            30 -> 17; java-files 85 -> 87, sqlite-extensions 34 -> 35), but only httpd gains,
+            so left out 1.493: off (benchmarks/focus/README.md, session 20).
+        seed_inherits: a seed's links inherit as if the seed were relevant (``decay`` times
+            its importance), whatever its cosine: the user chose it as a way into the topic.
+            Off: a seed under the threshold passes nothing on (git-syncing: ``git.html``,
+            0.091 against 0.1, so its "Syncing repositories" list waits at 0.4 x anchor while
+            the neighbours of the first relevant page inherit). Session 20: 1.53 against 1.49
+            over 29 topics (git-syncing 36 -> 24, but java-files 85 -> 113, sqlite-extensions
+            34 -> 57); not chosen left out: off.
         role_anchors: a link whose anchor is a *role anchor* of its host (a short label seen
             on this many pages of the host, each time pointing to another URL: Javadoc's
             "Use" and "Tree", "next", "previous"; see :class:`~topicrawl.focus.roles.RoleAnchors`)
@@ -212,6 +228,14 @@ class FocusedOptions(StrategyOptions):
             -> 1.22: django-db 62 -> 38; httpd 2.48 -> 2.15), but Python 1.27 -> 1.29, Git
             1.50 -> 1.73 (git-syncing 23 -> 33), SQLite 2.39 -> 2.80 (sqlite-extensions 37
             -> 48, sqlite-internals 80 -> 93); benchmarks/focus/README.md.
+        page_df_cap: ``topic_df_cap`` for a crawled page's own relevance (its cosine to the
+            topic, which decides whether it is relevant, what its links inherit and what the
+            threshold is calibrated on): a word of the topic counts as found in at most this
+            share of the pages seen so far; 1: off (the plain IDF, which a focused crawl's own
+            on-topic pages drive toward 0 for the topic's words: django-forms'
+            ``ref/forms/api.html`` scored 0.006 as the third page fetched). Session 20, at
+            ``topic_df_cap``'s 0.5 (fixed before any crawl of it): 1.68 against 1.49 over 29
+            topics (git-syncing 36 -> 57, httpd-en-ssl 8 -> 147); not chosen left out: off.
         menu_score, menu_links: the links of a seed's navigation blocks (2 to ``menu_links``
             links: a menu, not a list of the site's content) get a priority of at least
             ``menu_score``, so the site's table of contents (the SQLite seed's
@@ -420,11 +444,14 @@ class FocusedOptions(StrategyOptions):
     hub_probe: int = 0
     hub_probe_limit: int = 0
     own_words_weight: float = 0.0
+    own_words_named: bool = False
+    seed_inherits: bool = False
     menu_score: float = 0.0
     menu_links: int = 12
     role_anchors: int = 5
     smooth_link_idf: bool = False
     topic_df_cap: float = 0.5
+    page_df_cap: float = 1.0
     family_yield: bool = False
     family_prior: float = 1.0
     directory_prior: float = 0.0
@@ -506,6 +533,7 @@ class FocusedOptions(StrategyOptions):
             "own_words_weight",
             "menu_score",
             "topic_df_cap",
+            "page_df_cap",
             "inbound_evidence",
         )
         _require(
@@ -523,6 +551,7 @@ class FocusedOptions(StrategyOptions):
         _require(self.hub_probe_limit >= 0, "hub_probe_limit must be >= 0")
         _require(self.menu_links >= 2, "menu_links must be >= 2")
         _require(self.topic_df_cap > 0.0, "topic_df_cap must be > 0")
+        _require(self.page_df_cap > 0.0, "page_df_cap must be > 0")
         _require(self.role_anchors == 0 or self.role_anchors >= 2, "role_anchors must be 0 or >= 2")
         _require(self.relative_floor >= 0.0, "relative_floor must be >= 0")
         _require(self.calibrate_after >= 0, "calibrate_after must be >= 0")

@@ -233,6 +233,8 @@ class TopicScorer:
         self.topic_df_cap = 1.0
         """In short texts, a term of a topic's vector counts as contained in at most this
         share of the pages seen (its IDF at least ``log(1 / cap + 0.01)``); 1: as counted."""
+        self.page_df_cap = 1.0
+        """The same for a crawled page's vector (:meth:`page_weights`); 1: the plain IDF."""
         self.model = TfidfModel()
         vocabulary = self.model.vocabulary
         self.topics = tuple(
@@ -277,6 +279,14 @@ class TopicScorer:
         if learn:
             self.model.add_document(counts)
         return self.model.weigh(counts)
+
+    def page_weights(self, counts: Mapping[int, int]) -> SparseVector:
+        """The TF-IDF vector of a crawled page's term counts, the topic's terms capped at
+        :attr:`page_df_cap` of the pages seen (not added to the collection)."""
+        cap = self.page_df_cap
+        if cap >= 1.0:
+            return self.model.weigh(counts)
+        return self.model.weigh(counts, capped=self._topic_terms(), cap=cap)
 
     def text_counts(self, text: str) -> Mapping[int, int]:
         """The term counts of a short text (an anchor block, a link's words; new terms join the

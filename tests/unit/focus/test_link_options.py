@@ -118,3 +118,72 @@ def test_smooth_link_idf_and_topic_df_cap_keep_the_topics_word_in_an_anchor() ->
     # IDF is log(2 / 1 + 0.01), the same as "zebra"'s (in none, counted as 1): 1 / sqrt(2).
     assert anchor_score() == pytest.approx(1 / math.sqrt(2))
     assert anchor_score(topic_df_cap=0.5) == anchor_score()
+
+
+def test_page_df_cap_keeps_the_topics_word_in_a_pages_relevance() -> None:
+    """Session 20 (django-forms): after pages that all contain the topic's word, the plain IDF
+    gives it log(1.01) and a page about the topic scores next to nothing; ``page_df_cap``
+    caps the word's document count as ``topic_df_cap`` does for links."""
+
+    def relevance(**options: object) -> float:
+        strategy = _focused(**options)
+        strategy.on_page(html_page("http://a/", text="crawler"))
+        strategy.on_page(html_page("http://a/1.html", text="crawler"))
+        result = strategy.on_page(html_page("http://a/2.html", text="crawler zebra"))
+        assert result.relevance is not None
+        return result.relevance
+
+    # Scored against the two pages before it (N = 2): "crawler" in both (n = 2), "zebra" in
+    # none (counted as 1). Plain: crawler log(2 / 2 + 0.01), zebra log(2 / 1 + 0.01).
+    plain = math.log(1.01) / math.hypot(math.log(1.01), math.log(2.01))
+    assert relevance() == pytest.approx(plain)
+    assert relevance(page_df_cap=1.0) == pytest.approx(plain)
+    # Capped at 0.5: "crawler" counts as in at most 0.5 * 2 = 1 page, as "zebra": 1 / sqrt(2).
+    assert relevance(page_df_cap=0.5) == pytest.approx(1 / math.sqrt(2))
+    with pytest.raises(ConfigError, match="page_df_cap"):
+        _focused(page_df_cap=0.0)
+
+
+def test_own_words_named_keeps_a_blocks_order_among_the_links_that_name_the_topic() -> None:
+    """Session 20 (django-forms against httpd-zh-vhosts): with ``own_words_named`` a link's
+    own words only say whether it names the topic; the ones that do keep the block's score,
+    the ones that do not go after them."""
+    names = ["crawler zebra yak wolf", "alpha beta", "crawler zebra yak"]
+    text = " ".join(names)
+    links = [Link(f"http://a/{i}/", name, block=0, block_text=text) for i, name in enumerate(names)]
+    page = html_page("http://a/", links)
+    plain = _by_url(_focused(own_words_weight=0.25).on_page(page).requests)
+    named = _by_url(_focused(own_words_weight=0.25, own_words_named=True).on_page(page).requests)
+    weak, none, strong = (f"http://a/{i}/" for i in range(3))
+    block = named[weak].reasons["block"]
+    # "crawler zebra yak wolf" names the topic but scores under its block by its own words:
+    # lowered by them without the option, kept at the block's score with it.
+    assert plain[weak].reasons["anchor"] < block
+    assert named[weak].reasons["anchor"] == pytest.approx(block)
+    # A link naming nothing of the topic is lowered either way: (1 - 0.25) * block.
+    assert named[none].reasons["anchor"] == pytest.approx(0.75 * block)
+    assert plain[none].reasons["anchor"] == pytest.approx(0.75 * block)
+    # A link whose own words beat the block keeps them.
+    assert named[strong].reasons["anchor"] == plain[strong].reasons["anchor"] > block
+
+
+def test_seed_inherits_passes_on_a_seeds_importance_whatever_its_cosine() -> None:
+    """Session 20 (git-syncing): a seed under the threshold passes nothing on unless
+    ``seed_inherits``; with it, ``decay`` times its importance ``m1 * cos + (1 - m1) * Hub``."""
+    links = [
+        Link("http://a/crawler.html", "crawler", block=0, block_text="crawler"),
+        Link("http://a/alpha.html", "alpha", block=1, block_text="alpha"),
+    ]
+    seed = html_page("http://a/", links, reasons=SEED)  # its text names nothing: cosine 0
+    on = _by_url(_focused(seed_inherits=True).on_page(seed).requests)
+    # One on-topic link, the most seen so far: Hub 1, importance (1 - 0.7) * 1 = 0.3, and
+    # every link inherits 0.5 * 0.3; "alpha" (anchor 0) is queued at 0.5 * 0.15.
+    assert on["http://a/alpha.html"].reasons["inherited"] == pytest.approx(0.15)
+    assert on["http://a/alpha.html"].score == pytest.approx(0.075)
+    off = _focused().on_page(seed).requests
+    assert _by_url(off)["http://a/crawler.html"].reasons["inherited"] == 0.0
+    assert "http://a/alpha.html" not in _by_url(off)
+    # Only a seed: the same page reached by a link passes nothing on.
+    page = html_page("http://a/", links)
+    plain = _by_url(_focused(seed_inherits=True).on_page(page).requests)
+    assert plain["http://a/crawler.html"].reasons["inherited"] == 0.0

@@ -91,6 +91,7 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         self.focused = options
         self.scorer.smooth_text_idf = options.smooth_link_idf
         self.scorer.topic_df_cap = options.topic_df_cap
+        self.scorer.page_df_cap = options.page_df_cap
         self.controller = ThresholdController(settings=options.threshold_settings())
         self.judge = options.judge or options.automatic_judge(self.scorer)
         self.candidates = CandidatePool(capacity=options.max_candidates)
@@ -222,7 +223,7 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         # Scored against the collection as it was, then counted in it with a weight that
         # depends on the verdict (see ``relevant_df_weight``).
         counts = scorer.page_terms(page)
-        vector = scorer.model.weigh(counts)
+        vector = scorer.page_weights(counts)
         relevance = scorer.relevance(vector)
         similarity = relevance.score
         relevant = similarity >= self.threshold
@@ -254,7 +255,7 @@ class FocusedStrategy(_LinkEvidence, _Learning):
         inherited = inherited_score(
             parent_similarity=importance,
             parent_inherited=self._inherited_through_template(page, links, template),
-            parent_relevant=relevant,
+            parent_relevant=relevant or (o.seed_inherits and "seed" in page.reasons),
             decay=o.decay,
         )
         learned = self._observe_outcome(page, relevant=relevant)

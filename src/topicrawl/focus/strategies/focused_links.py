@@ -245,5 +245,7 @@ class _LinkEvidence(_Parts):
                     )
                 score = max(score, in_directory)
             best = max(blocks[link.block], score)
+            if self.focused.own_words_named:
+                score = best if score > 0.0 else 0.0
             scores[link.url] = best - self.focused.own_words_weight * (best - score)
         return scores, of_block
