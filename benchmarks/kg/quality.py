@@ -186,7 +186,7 @@ def java_labels(url: str, html: str) -> dict[str, str]:
     return {text: gold for text, gold in labels.items() if text not in clashes}
 
 
-def java_set(pages: int, wanted: int, weights: LinkWeights) -> Counts:
+def java_set(pages: int, wanted: int, weights: LinkWeights, *, whole_page: bool = False) -> Counts:
     lines = build(JAVA)
     kb_text, held = _without(lines, 10)
     kb = parse_kb(kb_text, fmt="jsonl")
@@ -200,7 +200,7 @@ def java_set(pages: int, wanted: int, weights: LinkWeights) -> Counts:
     labelled: list[tuple[int, str, str]] = []  # (page index, surface, gold)
     parsed = []
     for index, (url, body) in enumerate(java_pages(lines, pages)):
-        doc = parse_body(body, url)
+        doc = parse_body(body, url, find_main=True)
         parsed.append(doc)
         for surface, gold in java_labels(url, body.decode("utf-8", "replace")).items():
             labelled.append((index, surface, NIL if gold in held else gold))
@@ -213,7 +213,8 @@ def java_set(pages: int, wanted: int, weights: LinkWeights) -> Counts:
     counts = Counts()
     start = time.process_time()
     for index, doc in enumerate(parsed):
-        results[index] = analyzer(doc.page.title, doc.page.text)
+        main = None if whole_page else doc.page.main
+        results[index] = analyzer(doc.page.title, doc.page.text, main=main)
     counts.seconds = time.process_time() - start
     counts.pages = len(parsed)
     for index, surface, gold in chosen:
@@ -406,6 +407,11 @@ def main() -> None:
         default=LinkWeights().lone_needs_page,
         help="a lone candidate is NIL when its profile shares no word with the page",
     )
+    parser.add_argument(
+        "--whole-page",
+        action="store_true",
+        help="Java pages read whole, not their main content only (the code before session 20)",
+    )
     args = parser.parse_args()
     weights = LinkWeights(nil_threshold=args.nil_threshold, lone_needs_page=args.lone_needs_page)
     demo = demo_sets(args.seed, weights)
@@ -415,7 +421,11 @@ def main() -> None:
     print(ambiguous["zh"].report("Demo web, Chinese pages, every name shared with a decoy"))
     print(ambiguous["en"].report("Demo web, English pages, every name shared with a decoy"))
     print(found_names(args.seed, weights))
-    print(java_set(args.pages, args.english, weights).report("Java API docs, links to types"))
+    print(
+        java_set(args.pages, args.english, weights, whole_page=args.whole_page).report(
+            "Java API docs, links to types"
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -22,9 +22,21 @@ EMPTY = PageEntities((), ())
 _MAX_CHARS = 200_000  # characters of a page analysed at most (hostile pages can be huge)
 
 
-def page_body(title: str, text: str) -> str:
-    """The text mentions index into: the page's title, a newline, its text."""
+def page_body(title: str, text: str, main: tuple[int, int] | None = None) -> str:
+    """The text mentions index into: the page's title, a newline, its text. With ``main``
+    (where the page's main content is in ``text``), the text before and after it is blanked
+    (spaces, its newlines kept at the edges), so offsets stay those of the whole text."""
+    if main is not None:
+        start, end = main
+        if 0 < start <= end <= len(text) and text[start - 1] == "\n":
+            text = " " * (start - 1) + "\n" + text[start:end] + _blank_tail(text, end)
+        elif start == 0 and end <= len(text):
+            text = text[:end] + _blank_tail(text, end)
     return f"{title}\n{text}" if title else text
+
+
+def _blank_tail(text: str, end: int) -> str:
+    return "\n" + " " * (len(text) - end - 1) if end < len(text) else ""
 
 
 class EntityAnalyzer:
@@ -93,8 +105,15 @@ class EntityAnalyzer:
                     )
         return self._parts
 
-    def __call__(self, title: str, text: str) -> PageEntities:
-        body = page_body(title, text)[:_MAX_CHARS]
+    def __call__(
+        self, title: str, text: str, *, main: tuple[int, int] | None = None
+    ) -> PageEntities:
+        """The page's entities and relations. With ``main`` (where the page's ``<main>``
+        element is in ``text``: :attr:`~topicrawl.core.models.ParsedPage.main`), only the
+        title and the main content are read: a site's header, menus and footer name the
+        same things on every page (on the Java API docs, 13 % of the mentions, most of them
+        names of nothing: "Oracle Parkway", "Java SE Documentation")."""
+        body = page_body(title, text, main)[:_MAX_CHARS]
         if not body.strip():
             return EMPTY
         recogniser, linker = self._ready()

@@ -93,6 +93,7 @@ _DROPPED_IDS = _tag_ids(_DROPPED_TAGS)
 _BLOCK_IDS = _tag_ids(_BLOCK_TAGS)
 (_A_ID,) = _tag_ids(["a"])
 (_AREA_ID,) = _tag_ids(["area"])
+(_MAIN_ID,) = _tag_ids(["main"])
 _HEAD_IDS = _tag_ids(["title", "base", "meta", "link"])
 (_TITLE_ID,) = _tag_ids(["title"])
 (_BASE_ID,) = _tag_ids(["base"])
@@ -110,12 +111,16 @@ NodeProbe = Callable[[list[LexborNode], list[LexborNode]], None]
 (title, base, meta, link: anywhere in the page) before they are removed or read."""
 
 
-def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> ParsedPage:
+def parse_html(
+    html: str, *, url: str, probe: NodeProbe | None = None, find_main: bool = False
+) -> ParsedPage:
     """Parse one HTML document fetched from ``url``.
 
     See the module documentation for what is extracted and the limits that apply. ``probe``
     is called once with the page's dropped and head elements before the dropped ones go
-    (video detection looks there for its markers without another walk of the page).
+    (video detection looks there for its markers without another walk of the page). With
+    ``find_main``, ``ParsedPage.main`` says where the text of the page's ``<main>`` element
+    is (a page with one and only one).
     """
     if _SEP in html:
         html = html.replace(_SEP, "\ufffd")
@@ -130,6 +135,7 @@ def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> Parsed
     dropped: list[LexborNode] = []
     anchors: list[LexborNode] = []
     head: list[LexborNode] = []
+    mains: list[LexborNode] = []
     # One walk over the elements, sorting out the few kinds the rest of the work needs.
     for node in root.traverse():
         tag_id = node.tag_id
@@ -143,6 +149,8 @@ def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> Parsed
             anchors.append(node)
         elif tag_id in _HEAD_IDS:
             head.append(node)
+        elif tag_id == _MAIN_ID:
+            mains.append(node)
     if probe is not None:
         probe(dropped, head)
     for node in dropped:
@@ -154,12 +162,15 @@ def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> Parsed
     links = _LinkCollector(info.resolver).collect(anchors, page_nofollow=info.nofollow)
 
     text = ""
+    main = None
     body = doc.body
     if body is not None:
         for node in inline:
             node.unwrap(delete_empty=True)
         body.merge_text_nodes()
         text = _collapse_lines(body.text(separator=_SEP, skip_empty=True))
+        if find_main and len(mains) == 1 and text:
+            main = _main_range(text, mains[0])
     return ParsedPage(
         title=info.title,
         text=text,
@@ -168,7 +179,26 @@ def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> Parsed
         canonical=info.canonical,
         noindex=info.noindex,
         nofollow=info.nofollow,
+        main=main,
     )
+
+
+def _main_range(text: str, main: LexborNode) -> tuple[int, int] | None:
+    """Where ``main``'s text is in the page's ``text``: its lines are a run of the page's
+    lines (the same pieces, collapsed the same way), found by searching for them. None when
+    it is empty or not found whole (the page's text was cut short before its end)."""
+    own = _collapse_lines(main.text(separator=_SEP, skip_empty=True))
+    if not own:
+        return None
+    start = text.find(own)
+    # A match must start and end on line boundaries (a line of the header could end with
+    # the main text's first line, in principle).
+    while start >= 0 and not (
+        (start == 0 or text[start - 1] == "\n")
+        and (start + len(own) == len(text) or text[start + len(own)] == "\n")
+    ):
+        start = text.find(own, start + 1)
+    return None if start < 0 else (start, start + len(own))
 
 
 def _collapse_lines(raw: str) -> str:
