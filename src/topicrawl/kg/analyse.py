@@ -13,7 +13,7 @@ from typing import Any
 from topicrawl.core.models import PageEntities
 from topicrawl.kg.link import Linker, LinkWeights
 from topicrawl.kg.model import KnowledgeBase
-from topicrawl.kg.recognise import NAME_SHAPE, Recogniser, has_cjk
+from topicrawl.kg.recognise import NAME_SHAPE, PERSON_MARGIN, Recogniser, has_cjk
 from topicrawl.kg.relations import extract_relations
 
 __all__ = ["EMPTY", "EntityAnalyzer", "page_body"]
@@ -49,6 +49,8 @@ class EntityAnalyzer:
         chinese, english: which recognisers run besides the KB's gazetteer.
         name_shape: the least name shape of a Chinese name from jieba's tags
             (:class:`~topicrawl.kg.recognise.Recogniser`).
+        person_margin: the least part-of-speech margin of a Chinese person's name from
+            jieba's tags (:func:`~topicrawl.kg.recognise.person_margin`; None: not checked).
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class EntityAnalyzer:
         chinese: bool = True,
         english: bool = True,
         name_shape: float = NAME_SHAPE,
+        person_margin: float | None = PERSON_MARGIN,
     ) -> None:
         self.kb = kb
         self._weights = weights or LinkWeights()
@@ -67,6 +70,7 @@ class EntityAnalyzer:
         self._chinese = chinese
         self._english = english
         self._name_shape = name_shape
+        self._person_margin = person_margin
         self._parts: tuple[Recogniser, Linker] | None = None
         self._lock = threading.Lock()
 
@@ -78,6 +82,7 @@ class EntityAnalyzer:
             "chinese": self._chinese,
             "english": self._english,
             "name_shape": self._name_shape,
+            "person_margin": self._person_margin,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -88,6 +93,7 @@ class EntityAnalyzer:
             chinese=state["chinese"],
             english=state["english"],
             name_shape=state["name_shape"],
+            person_margin=state.get("person_margin", PERSON_MARGIN),
         )
 
     def _ready(self) -> tuple[Recogniser, Linker]:
@@ -100,6 +106,7 @@ class EntityAnalyzer:
                             chinese=self._chinese,
                             english=self._english,
                             name_shape=self._name_shape,
+                            person_margin=self._person_margin,
                         ),
                         Linker(self.kb, weights=self._weights),
                     )
