@@ -167,10 +167,12 @@ def parse_html(
     if body is not None:
         for node in inline:
             node.unwrap(delete_empty=True)
+        marked = find_main and len(mains) == 1 and _mark(mains[0], html)
         body.merge_text_nodes()
-        text = _collapse_lines(body.text(separator=_SEP, skip_empty=True))
-        if find_main and len(mains) == 1 and text:
-            main = _main_range(text, mains[0])
+        if marked:
+            text, main = _unmark(_collapse_lines(body.text(separator=_SEP, skip_empty=True), cap=0))
+        else:
+            text = _collapse_lines(body.text(separator=_SEP, skip_empty=True))
     return ParsedPage(
         title=info.title,
         text=text,
@@ -183,25 +185,53 @@ def parse_html(
     )
 
 
-def _main_range(text: str, main: LexborNode) -> tuple[int, int] | None:
-    """Where ``main``'s text is in the page's ``text``: its lines are a run of the page's
-    lines (the same pieces, collapsed the same way), found by searching for them. None when
-    it is empty or not found whole (the page's text was cut short before its end)."""
-    own = _collapse_lines(main.text(separator=_SEP, skip_empty=True))
-    if not own:
-        return None
-    start = text.find(own)
-    # A match must start and end on line boundaries (a line of the header could end with
-    # the main text's first line, in principle).
-    while start >= 0 and not (
-        (start == 0 or text[start - 1] == "\n")
-        and (start + len(own) == len(text) or text[start + len(own)] == "\n")
-    ):
-        start = text.find(own, start + 1)
-    return None if start < 0 else (start, start + len(own))
+_START, _END = "\x01", "\x02"  # where <main>'s text starts and ends, while it is read
 
 
-def _collapse_lines(raw: str) -> str:
+def _mark(main: LexborNode, html: str) -> bool:
+    """Put a mark at the start and the end of ``main``'s text (a text node before its first
+    child, one after its last); False, and no marks, when the page has a mark character of
+    its own (it could not be told apart)."""
+    if _START in html or _END in html:
+        return False
+    first = main.child
+    if first is None:
+        return False
+    first.insert_before(_START)
+    main.insert_child(_END)
+    return True
+
+
+def _unmark(text: str) -> tuple[str, tuple[int, int] | None]:
+    """The text without its two marks, capped, and where they were: ``(start, end)`` of the
+    main element's text (None when it has none). A mark is a line of its own (next to an
+    element) or joined to the first (last) text of ``<main>``, after (before) a space when
+    that text began (ended) with one; each goes with its line break or space, so the text is
+    the one the page gives without marks."""
+    start, end = text.find(_START), text.find(_END)
+    if start < 0 or end < start:  # not expected: the marks are in document order
+        return _cap(text.replace(_START, "").replace(_END, "")), None
+    # The end mark first (after the start, so the start's offset stays).
+    if end > 0 and text[end - 1] in "\n ":  # a line of its own, or after a space
+        text = text[: end - 1] + text[end + 1 :]
+        end -= 1
+    else:
+        text = text[:end] + text[end + 1 :]
+    cut = 2 if text.startswith(("\n", " "), start + 1) else 1
+    text = text[:start] + text[start + cut :]
+    end -= cut
+    main = (start, end) if end > start else None
+    text = _cap(text)
+    if main is not None and main[1] > len(text):
+        main = (start, len(text)) if start < len(text) else None
+    return text, main
+
+
+def _cap(text: str) -> str:
+    return text[:MAX_TEXT_CHARS].rstrip("\n ") if len(text) > MAX_TEXT_CHARS else text
+
+
+def _collapse_lines(raw: str, *, cap: int = MAX_TEXT_CHARS) -> str:
     """Collapse whitespace within lines; ``_SEP`` marks block boundaries, which become lines.
 
     Each piece between separators becomes one line, its whitespace runs collapsed to a space;
@@ -209,8 +239,8 @@ def _collapse_lines(raw: str) -> str:
     or replacing in the whole text, costs more.
     """
     text = "\n".join(filter(None, map(" ".join, map(str.split, raw.split(_SEP)))))
-    if len(text) > MAX_TEXT_CHARS:
-        text = text[:MAX_TEXT_CHARS].rstrip("\n ")
+    if cap and len(text) > cap:
+        text = text[:cap].rstrip("\n ")
     return text
 
 

@@ -95,6 +95,29 @@ def test_main_is_none_without_one_main_with_text(body: str) -> None:
     assert parse_html(page(body), url=PAGE, find_main=True).main is None
 
 
+@pytest.mark.parametrize(
+    ("body", "inside"),
+    [
+        ("<main>  a <b>b</b>  </main>", "a b"),
+        ("<p>x</p><main>a</main>", "a"),
+        ("head<main> lead <p>p</p> trail </main>tail", "lead\np\ntrail"),
+        ("<main><p>a</p>  </main><p>z</p>", "a"),
+        ("x<main> </main>y", None),
+        ("<main>\n<article><h1>T</h1></article>\n</main>\n<footer>f</footer>", "T"),
+    ],
+)
+def test_finding_main_leaves_the_text_as_it_is(body: str, inside: str | None) -> None:
+    found = parse_html(page(body), url=PAGE, find_main=True)
+    assert found.text == parse_html(page(body), url=PAGE).text
+    assert (found.text[found.main[0] : found.main[1]] if found.main else None) == inside
+
+
+def test_a_page_with_the_mark_characters_gets_no_main() -> None:
+    found = parse_html(page("<main>a\x01b</main><p>c</p>"), url=PAGE, find_main=True)
+    assert found.main is None
+    assert found.text == parse_html(page("<main>a\x01b</main><p>c</p>"), url=PAGE).text
+
+
 def test_main_range_starts_and_ends_on_line_boundaries() -> None:
     # The main text's line also ends a line of the header: the match must be the whole line.
     html = page("<header><p>Big Solar</p></header><main><p>Solar</p></main>")
