@@ -129,6 +129,11 @@ def main() -> None:
     parser.add_argument(
         "--wrong-typed", action="store_true", help="list the wrong pattern-typed relations"
     )
+    parser.add_argument(
+        "--whole-page",
+        action="store_true",
+        help="pages read whole, not their main content only (the code before session 20)",
+    )
     args = parser.parse_args()
     lines = build(JAVA)
     kb = parse_kb("\n".join(json.dumps(line) for line in lines), fmt="jsonl")
@@ -140,8 +145,9 @@ def main() -> None:
     analyzer = EntityAnalyzer(kb)
     best: dict[tuple[str, str, str], RelationMention] = {}
     for url, body in java_pages(lines, args.pages):
-        page = parse_body(body, url).page
-        for relation in analyzer(page.title, page.text).relations:
+        page = parse_body(body, url, find_main=True).page
+        main = None if args.whole_page else page.main
+        for relation in analyzer(page.title, page.text, main=main).relations:
             key = (relation.subject, relation.relation, relation.object)
             if key not in best or best[key].confidence < relation.confidence:
                 best[key] = relation

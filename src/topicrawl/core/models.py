@@ -224,6 +224,9 @@ class ParsedPage:
     canonical: str | None = None
     noindex: bool = False
     nofollow: bool = False
+    main: tuple[int, int] | None = None
+    """Where the text of the page's one ``<main>`` element is in ``text`` (start, end), when
+    the parser was asked and found one; the rest is the site's header, menus and footer."""
 
 
 @dataclass(frozen=True, slots=True)

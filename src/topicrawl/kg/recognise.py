@@ -34,7 +34,15 @@ from topicrawl.kg.model import KnowledgeBase
 from topicrawl.text.stopwords import stopwords
 from topicrawl.text.tokenize import CJK_RUN, chinese_segmenter, segment_chinese
 
-__all__ = ["KB_SOURCE", "POS_TYPES", "Recogniser", "Span", "has_cjk"]
+__all__ = [
+    "KB_SOURCE",
+    "PERSON_MARGIN",
+    "POS_TYPES",
+    "Recogniser",
+    "Span",
+    "has_cjk",
+    "person_margin",
+]
 
 KB_SOURCE = "kb"
 POS_SOURCE = "pos"
@@ -73,6 +81,9 @@ _MAX_SPAN = 80
 NAME_SHAPE = 0.25
 """The least name shape of a Chinese name from jieba's tags (:class:`Recogniser`): chosen on
 half of the demo web's Chinese pages (`benchmarks/kg/quality.py`)."""
+PERSON_MARGIN = 1.5
+"""The least :func:`person_margin` of a Chinese word taken for a person's name (chosen on
+half of the Chinese pages of the demo web and its video site: `benchmarks/kg/quality.py`)."""
 _MIN_POS_CHARS = 2
 
 
@@ -123,6 +134,8 @@ class Recogniser:
         english: apply the English span rules.
         name_shape: the least :meth:`_ChineseTagger.name_shape` a Chinese name found by
             jieba's tags or the unknown-word rules needs (0: every one is kept).
+        person_margin: the least :func:`person_margin` a Chinese word taken for a person's
+            name needs (None: no such check).
     """
 
     def __init__(
@@ -132,6 +145,7 @@ class Recogniser:
         chinese: bool = True,
         english: bool = True,
         name_shape: float = NAME_SHAPE,
+        person_margin: float | None = PERSON_MARGIN,
     ) -> None:
         # alias text -> entity type of the alias's first entity (the tag jieba gets)
         names: dict[str, str] = {}
@@ -142,6 +156,7 @@ class Recogniser:
         self._chinese = chinese
         self._english = english
         self._name_shape = name_shape
+        self._person_margin = person_margin
         self._automaton: Any = None
         self._tagger: _ChineseTagger | None = None
         self._lock = threading.Lock()
@@ -153,6 +168,7 @@ class Recogniser:
             "chinese": self._chinese,
             "english": self._english,
             "name_shape": self._name_shape,
+            "person_margin": self._person_margin,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -160,6 +176,7 @@ class Recogniser:
         self._chinese = state["chinese"]
         self._english = state["english"]
         self._name_shape = state["name_shape"]
+        self._person_margin = state.get("person_margin", PERSON_MARGIN)
         self._automaton = None
         self._tagger = None
         self._lock = threading.Lock()
@@ -257,7 +274,7 @@ class Recogniser:
         for alias, entity_type in self._names.items():
             if has_cjk(alias) and " " not in alias:
                 tags[alias] = _TAG_OF_TYPE.get(entity_type, "nz")
-        return _ChineseTagger(tags, name_shape=self._name_shape)
+        return _ChineseTagger(tags, name_shape=self._name_shape, person_margin=self._person_margin)
 
     def _pos_names(self, text: str) -> list[Span]:
         tagger = self._tagger_ready()
@@ -386,13 +403,24 @@ class _ChineseTagger:
 
     jieba's dictionary tags many common words as names (安静 "quiet", 明星 "star" nr; 深度
     "depth" ns; 美味 "tasty" nz), so a typed word must also have the shape of a name of its
-    type (:meth:`name_shape`) of at least ``name_shape``."""
+    type (:meth:`name_shape`) of at least ``name_shape``. A person's name must also read as
+    one to jieba's part-of-speech model (:func:`person_margin` of at least
+    ``person_margin``): the dictionary's tag of 安静 is nr, but its characters are those of
+    an adjective."""
 
-    def __init__(self, tags: dict[str, str], *, name_shape: float = 0.0) -> None:
+    def __init__(
+        self,
+        tags: dict[str, str],
+        *,
+        name_shape: float = 0.0,
+        person_margin: float | None = None,
+    ) -> None:
         self._tags = tags
         self._known = chinese_segmenter().FREQ
         self._least = name_shape
         self._shapes = _name_shapes() if name_shape > 0 else None
+        self._person_margin = person_margin
+        self._margins: dict[str, float] = {}
 
     def type_of(self, word: str) -> str | None:
         """The word's entity type, or None when it is no name (or lacks a name's shape)."""
@@ -403,6 +431,14 @@ class _ChineseTagger:
             and self.name_shape(word, entity_type) < self._least
         ):
             return None
+        if entity_type == "person" and self._person_margin is not None:
+            margin = self._margins.get(word)
+            if margin is None:
+                if len(self._margins) >= _MARGINS_KEPT:
+                    self._margins.clear()
+                margin = self._margins[word] = person_margin(word)
+            if margin < self._person_margin:
+                return None
         return entity_type
 
     def name_shape(self, word: str, entity_type: str) -> float:
@@ -441,6 +477,92 @@ class _ChineseTagger:
         if len(word) <= _NAME_CHARS + 1 and word.startswith(_COMPOUND_SURNAMES):
             return "person"
         return None
+
+
+_MARGINS_KEPT = 100_000
+_PERSON_TAGS = frozenset({"nr", "nrfg", "nrt"})
+_NO_PATH = -1e9  # a state or character the model never saw (its own floor is -3.14e100)
+
+
+class _TagModel(NamedTuple):
+    """jieba's part-of-speech HMM read per tag: each tag's log probabilities of starting a
+    word, of the moves inside one (B -> M, M -> M, M -> E, B -> E), and of each character
+    in each of the four states (B, M, E, S)."""
+
+    start: dict[tuple[str, str], float]
+    moves: dict[str, tuple[float, float, float, float]]
+    emit: dict[tuple[str, str], dict[str, float]]
+    tags: tuple[str, ...]
+
+
+_tag_model_memo: _TagModel | None = None
+
+
+def _tag_model() -> _TagModel:
+    global _tag_model_memo  # noqa: PLW0603 - one model per process, like jieba's dictionary
+    if _tag_model_memo is None:
+        with _shapes_lock:
+            if _tag_model_memo is None:
+                from jieba.posseg import (  # noqa: PLC0415 - only for Chinese pages
+                    prob_emit,
+                    prob_start,
+                    prob_trans,
+                )
+
+                emit, trans = prob_emit.P, prob_trans.P
+                tags = tuple(sorted({tag for _, tag in emit}))
+
+                def move(tag: str, a: str, b: str) -> float:
+                    return float(trans.get((a, tag), {}).get((b, tag), _NO_PATH))
+
+                _tag_model_memo = _TagModel(
+                    start=dict(prob_start.P),
+                    moves={
+                        tag: (
+                            move(tag, "B", "M"),
+                            move(tag, "M", "M"),
+                            move(tag, "M", "E"),
+                            move(tag, "B", "E"),
+                        )
+                        for tag in tags
+                    },
+                    emit=emit,
+                    tags=tags,
+                )
+    return _tag_model_memo
+
+
+def _word_as(model: _TagModel, word: str, tag: str) -> float:
+    """The log probability, in jieba's HMM, of ``word`` being one word tagged ``tag``."""
+    emit = model.emit
+    if len(word) == 1:
+        return model.start.get(("S", tag), _NO_PATH) + emit.get(("S", tag), {}).get(word, _NO_PATH)
+    b_to_m, m_to_m, m_to_e, b_to_e = model.moves[tag]
+    score = model.start.get(("B", tag), _NO_PATH) + emit.get(("B", tag), {}).get(word[0], _NO_PATH)
+    middle = emit.get(("M", tag), {})
+    for at, char in enumerate(word[1:-1]):
+        score += (b_to_m if at == 0 else m_to_m) + middle.get(char, _NO_PATH)
+    score += (m_to_e if len(word) > 2 else b_to_e) + emit.get(("E", tag), {}).get(
+        word[-1], _NO_PATH
+    )
+    return max(score, _NO_PATH)
+
+
+def person_margin(word: str) -> float:
+    """How much more likely jieba's part-of-speech model (its HMM, trained on tagged text,
+    apart from the dictionary's one tag a word) finds ``word`` as a person's name (tags nr,
+    nrfg, nrt) than as any other one word: the difference of the two log probabilities.
+    Names have the characters of surnames and given names (李白 6.8, 刘德华 8.8); common
+    words tagged nr in the dictionary mostly do not (安静 0.1, 古老 0.1, 明星 1.0)."""
+    model = _tag_model()
+    person = other = _NO_PATH
+    for tag in model.tags:
+        score = _word_as(model, word, tag)
+        if tag in _PERSON_TAGS:
+            person = max(person, score)
+        else:
+            other = max(other, score)
+    return person - other
 
 
 class _Shapes(NamedTuple):

@@ -93,6 +93,7 @@ _DROPPED_IDS = _tag_ids(_DROPPED_TAGS)
 _BLOCK_IDS = _tag_ids(_BLOCK_TAGS)
 (_A_ID,) = _tag_ids(["a"])
 (_AREA_ID,) = _tag_ids(["area"])
+(_MAIN_ID,) = _tag_ids(["main"])
 _HEAD_IDS = _tag_ids(["title", "base", "meta", "link"])
 (_TITLE_ID,) = _tag_ids(["title"])
 (_BASE_ID,) = _tag_ids(["base"])
@@ -110,12 +111,16 @@ NodeProbe = Callable[[list[LexborNode], list[LexborNode]], None]
 (title, base, meta, link: anywhere in the page) before they are removed or read."""
 
 
-def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> ParsedPage:
+def parse_html(
+    html: str, *, url: str, probe: NodeProbe | None = None, find_main: bool = False
+) -> ParsedPage:
     """Parse one HTML document fetched from ``url``.
 
     See the module documentation for what is extracted and the limits that apply. ``probe``
     is called once with the page's dropped and head elements before the dropped ones go
-    (video detection looks there for its markers without another walk of the page).
+    (video detection looks there for its markers without another walk of the page). With
+    ``find_main``, ``ParsedPage.main`` says where the text of the page's ``<main>`` element
+    is (a page with one and only one).
     """
     if _SEP in html:
         html = html.replace(_SEP, "\ufffd")
@@ -130,6 +135,7 @@ def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> Parsed
     dropped: list[LexborNode] = []
     anchors: list[LexborNode] = []
     head: list[LexborNode] = []
+    mains: list[LexborNode] = []
     # One walk over the elements, sorting out the few kinds the rest of the work needs.
     for node in root.traverse():
         tag_id = node.tag_id
@@ -143,6 +149,8 @@ def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> Parsed
             anchors.append(node)
         elif tag_id in _HEAD_IDS:
             head.append(node)
+        elif tag_id == _MAIN_ID:
+            mains.append(node)
     if probe is not None:
         probe(dropped, head)
     for node in dropped:
@@ -154,12 +162,17 @@ def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> Parsed
     links = _LinkCollector(info.resolver).collect(anchors, page_nofollow=info.nofollow)
 
     text = ""
+    main = None
     body = doc.body
     if body is not None:
         for node in inline:
             node.unwrap(delete_empty=True)
+        marked = find_main and len(mains) == 1 and _mark(mains[0], html)
         body.merge_text_nodes()
-        text = _collapse_lines(body.text(separator=_SEP, skip_empty=True))
+        if marked:
+            text, main = _unmark(_collapse_lines(body.text(separator=_SEP, skip_empty=True), cap=0))
+        else:
+            text = _collapse_lines(body.text(separator=_SEP, skip_empty=True))
     return ParsedPage(
         title=info.title,
         text=text,
@@ -168,10 +181,57 @@ def parse_html(html: str, *, url: str, probe: NodeProbe | None = None) -> Parsed
         canonical=info.canonical,
         noindex=info.noindex,
         nofollow=info.nofollow,
+        main=main,
     )
 
 
-def _collapse_lines(raw: str) -> str:
+_START, _END = "\x01", "\x02"  # where <main>'s text starts and ends, while it is read
+
+
+def _mark(main: LexborNode, html: str) -> bool:
+    """Put a mark at the start and the end of ``main``'s text (a text node before its first
+    child, one after its last); False, and no marks, when the page has a mark character of
+    its own (it could not be told apart)."""
+    if _START in html or _END in html:
+        return False
+    first = main.child
+    if first is None:
+        return False
+    first.insert_before(_START)
+    main.insert_child(_END)
+    return True
+
+
+def _unmark(text: str) -> tuple[str, tuple[int, int] | None]:
+    """The text without its two marks, capped, and where they were: ``(start, end)`` of the
+    main element's text (None when it has none). A mark is a line of its own (next to an
+    element) or joined to the first (last) text of ``<main>``, after (before) a space when
+    that text began (ended) with one; each goes with its line break or space, so the text is
+    the one the page gives without marks."""
+    start, end = text.find(_START), text.find(_END)
+    if start < 0 or end < start:  # not expected: the marks are in document order
+        return _cap(text.replace(_START, "").replace(_END, "")), None
+    # The end mark first (after the start, so the start's offset stays).
+    if end > 0 and text[end - 1] in "\n ":  # a line of its own, or after a space
+        text = text[: end - 1] + text[end + 1 :]
+        end -= 1
+    else:
+        text = text[:end] + text[end + 1 :]
+    cut = 2 if text.startswith(("\n", " "), start + 1) else 1
+    text = text[:start] + text[start + cut :]
+    end -= cut
+    main = (start, end) if end > start else None
+    text = _cap(text)
+    if main is not None and main[1] > len(text):
+        main = (start, len(text)) if start < len(text) else None
+    return text, main
+
+
+def _cap(text: str) -> str:
+    return text[:MAX_TEXT_CHARS].rstrip("\n ") if len(text) > MAX_TEXT_CHARS else text
+
+
+def _collapse_lines(raw: str, *, cap: int = MAX_TEXT_CHARS) -> str:
     """Collapse whitespace within lines; ``_SEP`` marks block boundaries, which become lines.
 
     Each piece between separators becomes one line, its whitespace runs collapsed to a space;
@@ -179,8 +239,8 @@ def _collapse_lines(raw: str) -> str:
     or replacing in the whole text, costs more.
     """
     text = "\n".join(filter(None, map(" ".join, map(str.split, raw.split(_SEP)))))
-    if len(text) > MAX_TEXT_CHARS:
-        text = text[:MAX_TEXT_CHARS].rstrip("\n ")
+    if cap and len(text) > cap:
+        text = text[:cap].rstrip("\n ")
     return text
 
 

@@ -46,8 +46,8 @@ import signal
 import struct
 import sys
 import traceback
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol, cast
 
 from topicrawl.core.models import (
     EntityMention,
@@ -112,8 +112,15 @@ BUDGET_JOB = -4
 CPU_LIMITED = hasattr(signal, "setitimer")
 """Whether a worker can bound a page's CPU time itself (POSIX interval timers)."""
 
-EntityAnalyzer = Callable[[str, str], PageEntities]
-"""Finds a page's entities and relations from its title and text (it must pickle)."""
+
+class EntityAnalyzer(Protocol):
+    """Finds a page's entities and relations from its title and text, given where the
+    text's main content is when the parser found it (it must pickle)."""
+
+    def __call__(
+        self, title: str, text: str, *, main: tuple[int, int] | None = None
+    ) -> PageEntities: ...
+
 
 # What pack() makes: ParsedPage's fields with links as plain tuples, then digest, encoding,
 # term counts and entities (mentions and relations as plain tuples).
@@ -146,6 +153,7 @@ Packed = tuple[
     _PackedEntities | None,
     "Extraction | None",
     _PackedVideo | None,
+    tuple[int, int] | None,
 ]
 
 
@@ -173,6 +181,7 @@ def parse_body(
     parsers: ParserConfig | None = None,
     hint: Hint | None = None,
     video: bool = True,
+    find_main: bool | None = None,
 ) -> ParsedDocument:
     """Decode (unless ``body`` is text already), parse and hash one HTML document, count its
     terms with ``analyzer`` and find its entities with ``entity_analyzer`` if given.
@@ -182,7 +191,9 @@ def parse_body(
     that fails leaves ``terms`` None (the error goes to stderr): the page itself is fine.
     With ``parsers`` and a ``hint``, the parser library extracts the page's record.
     With ``video``, the page is checked for video (:mod:`topicrawl.parse.video`; a page with
-    no video marker costs a few substring searches).
+    no video marker costs a few substring searches). With ``find_main`` (by default, when
+    there is an ``entity_analyzer``: it reads only the title and the main content), the page's
+    ``main`` is looked for (:func:`~topicrawl.parse.html.parse_html`).
     """
     if isinstance(body, str):
         html, encoding = body, None
@@ -201,7 +212,12 @@ def parse_body(
         marked = nodes_have_video_markers(dropped, head)
 
     try:
-        page = parse_html(html, url=url, probe=probe if video else None)
+        page = parse_html(
+            html,
+            url=url,
+            probe=probe if video else None,
+            find_main=entity_analyzer is not None if find_main is None else find_main,
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -216,7 +232,7 @@ def parse_body(
     entities = None
     if entity_analyzer is not None:
         try:
-            entities = entity_analyzer(page.title, page.text)
+            entities = entity_analyzer(page.title, page.text, main=page.main)
         except Exception:  # any analyzer bug: the page goes on without its entities
             _report_analyzer_failure(url, "entity")
     extraction = None
@@ -284,6 +300,7 @@ def pack(doc: ParsedDocument) -> Packed:
         entities,
         doc.extraction,
         video,
+        p.main,
     )
 
 
@@ -303,6 +320,7 @@ def unpack(packed: Packed) -> ParsedDocument:
         found,
         ext,
         vid,
+        main,
     ) = packed
     page = ParsedPage(
         title=title,
@@ -312,6 +330,7 @@ def unpack(packed: Packed) -> ParsedDocument:
         canonical=canonical,
         noindex=noindex,
         nofollow=nofollow,
+        main=main,
     )
     entities = None
     if found is not None:

@@ -6,7 +6,7 @@ import pickle
 
 from topicrawl.kg.kbfile import parse_kb
 from topicrawl.kg.model import KnowledgeBase
-from topicrawl.kg.recognise import Recogniser
+from topicrawl.kg.recognise import PERSON_MARGIN, Recogniser, person_margin
 from topicrawl.text.tokenize import Tokenizer, _segment_memo
 
 
@@ -125,7 +125,7 @@ def test_common_words_jieba_tags_as_names_are_dropped_by_their_shape() -> None:
     # name; neither starts nor ends the way names of its type do. 杭州 (a place ending in 州)
     # and 张小凡 (an unknown word after the surname 张) keep theirs.
     text = "在杭州，张小凡尝了香浓的火锅，还有美味的点心。"
-    unfiltered = Recogniser(KnowledgeBase(), english=False, name_shape=0.0)
+    unfiltered = Recogniser(KnowledgeBase(), english=False, name_shape=0.0, person_margin=None)
     assert [s.surface for s in unfiltered.spans(text)] == ["杭州", "张小凡", "香浓", "美味"]
     spans = Recogniser(KnowledgeBase(), english=False).spans(text)
     assert [(s.surface, s.type) for s in spans] == [("杭州", "place"), ("张小凡", "person")]
@@ -137,3 +137,27 @@ def test_name_shape_reads_how_names_of_the_type_start_and_end() -> None:
     assert tagger.name_shape("杭州", "place") > 0.5 > 0.25 > tagger.name_shape("美味", "other")
     # A name the dictionary lacks is judged by the same counts, nothing left out.
     assert tagger.name_shape("青云山", "place") > 0.25
+
+
+def test_common_words_jieba_tags_as_persons_are_dropped_by_the_tagging_model() -> None:
+    # jieba's dictionary tags 安静 ("quiet") and 明星 ("star") as persons, and their first
+    # characters start enough names to pass the name shape; jieba's part-of-speech model
+    # reads their characters as an adjective's and a noun's. 李白 and 刘德华 (in the
+    # dictionary) and 张小凡 (not: after the surname 张) stay persons.
+    text = "李白很安静。明星刘德华见了张小凡。"
+    unchecked = Recogniser(KnowledgeBase(), english=False, person_margin=None)
+    assert [(s.surface, s.type) for s in unchecked.spans(text)] == [
+        ("李白", "person"),
+        ("安静", "person"),
+        ("明星", "person"),
+        ("刘德华", "person"),
+        ("张小凡", "person"),
+    ]
+    spans = Recogniser(KnowledgeBase(), english=False).spans(text)
+    assert [s.surface for s in spans] == ["李白", "刘德华", "张小凡"]
+
+
+def test_person_margin_compares_the_persons_tags_with_the_best_other_tag() -> None:
+    assert person_margin("刘德华") > 5 > PERSON_MARGIN > 1.0 > person_margin("明星")
+    assert person_margin("安静") < 0.5
+    assert person_margin("杭州") < 0  # a place: its characters are no person's

@@ -20,7 +20,9 @@ PAGE = """<html><head><title>Films</title></head><body>
 class Failing:
     """An entity analyzer that fails on every page (it pickles: a module-level class)."""
 
-    def __call__(self, title: str, text: str) -> PageEntities:
+    def __call__(
+        self, title: str, text: str, *, main: tuple[int, int] | None = None
+    ) -> PageEntities:
         raise ValueError(f"cannot analyse {title!r}")
 
 
@@ -39,6 +41,28 @@ async def test_workers_find_what_the_analyzer_finds_in_process(kb: KnowledgeBase
     assert {(r.subject, r.relation, r.object) for r in result.entities.relations} == {
         ("inception", "directed_by", "nolan")
     }
+
+
+FRAMED = """<html><head><title>Films</title></head><body>
+<header><p>Apple Inc. sponsors this site</p>
+<nav><a href="/nolan">Christopher Nolan</a></nav></header>
+<main><p>Inception was directed by Christopher Nolan.</p></main>
+<footer><p>Copyright Redwood Shores, ArrayList Partners</p></footer></body></html>"""
+
+
+def test_only_the_title_and_the_main_content_are_read(kb: KnowledgeBase) -> None:
+    document = parse_body(FRAMED, "http://demo.test/page", entity_analyzer=EntityAnalyzer(kb))
+    assert document.entities is not None
+    mentions = document.entities.mentions
+    # The header's Apple Inc. and footer's ArrayList, Redwood Shores are not read; the
+    # menu's Christopher Nolan is, in the main text only.
+    assert {m.surface for m in mentions} == {"Inception", "Christopher Nolan"}
+    body = f"{document.page.title}\n{document.page.text}"
+    assert [body[m.start : m.end] for m in mentions] == [m.surface for m in mentions]
+    assert [m.start for m in mentions] == [body.index("Inception"), body.rindex("Christopher")]
+    # Without its main content marked, the analyser reads the whole page.
+    whole = EntityAnalyzer(kb)(document.page.title, document.page.text)
+    assert {"Apple Inc.", "ArrayList"} <= {m.surface for m in whole.mentions}
 
 
 async def test_parsing_inline_finds_entities_too(kb: KnowledgeBase) -> None:

@@ -68,6 +68,64 @@ def test_text_keeps_block_boundaries_as_lines() -> None:
     )
 
 
+def test_main_is_where_the_main_elements_text_is_when_asked() -> None:
+    html = page(
+        "<header><p>Site <b>Menu</b></p><nav><a href='/a'>Home</a></nav></header>"
+        "<main><h1>Solar</h1><p>Panels <i>work</i>.</p><div>Home</div></main>"
+        "<footer><p>Home</p></footer>"
+    )
+    parsed = parse_html(html, url=PAGE, find_main=True)
+    assert parsed.main is not None
+    start, end = parsed.main
+    assert parsed.text[start:end] == "Solar\nPanels work.\nHome"
+    assert parsed.text[:start] == "Site Menu\nHome\n"
+    assert parsed.text[end:] == "\nHome"
+    assert parse_html(html, url=PAGE).main is None  # not asked
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<p>No main here</p>",
+        "<main><p>one</p></main><main><p>two</p></main>",  # which one? neither
+        "<main><img src='x.png'></main><p>text</p>",  # empty
+    ],
+)
+def test_main_is_none_without_one_main_with_text(body: str) -> None:
+    assert parse_html(page(body), url=PAGE, find_main=True).main is None
+
+
+@pytest.mark.parametrize(
+    ("body", "inside"),
+    [
+        ("<main>  a <b>b</b>  </main>", "a b"),
+        ("<p>x</p><main>a</main>", "a"),
+        ("head<main> lead <p>p</p> trail </main>tail", "lead\np\ntrail"),
+        ("<main><p>a</p>  </main><p>z</p>", "a"),
+        ("x<main> </main>y", None),
+        ("<main>\n<article><h1>T</h1></article>\n</main>\n<footer>f</footer>", "T"),
+    ],
+)
+def test_finding_main_leaves_the_text_as_it_is(body: str, inside: str | None) -> None:
+    found = parse_html(page(body), url=PAGE, find_main=True)
+    assert found.text == parse_html(page(body), url=PAGE).text
+    assert (found.text[found.main[0] : found.main[1]] if found.main else None) == inside
+
+
+def test_a_page_with_the_mark_characters_gets_no_main() -> None:
+    found = parse_html(page("<main>a\x01b</main><p>c</p>"), url=PAGE, find_main=True)
+    assert found.main is None
+    assert found.text == parse_html(page("<main>a\x01b</main><p>c</p>"), url=PAGE).text
+
+
+def test_main_range_starts_and_ends_on_line_boundaries() -> None:
+    # The main text's line also ends a line of the header: the match must be the whole line.
+    html = page("<header><p>Big Solar</p></header><main><p>Solar</p></main>")
+    parsed = parse_html(html, url=PAGE, find_main=True)
+    assert parsed.text == "Big Solar\nSolar"
+    assert parsed.main == (10, 15)
+
+
 def test_inline_elements_join_their_neighbours() -> None:
     html = page(
         "<p>Solar <b>power</b> is grow<i>ing</i> fast: see <a href='/x'>the <em>report</em></a>"
