@@ -49,7 +49,7 @@ def _player(case: str, kind: str, base: str) -> tuple[str, PlayMedia]:
     if kind == "mp4":
         path = f"{root}/720p.mp4"
         out.files.add(path)
-        out.truth.append(MediaTruth(base + path[1:], "mp4", None, 720, None))
+        out.truth.append(MediaTruth(base + path[1:], "mp4"))  # the page states no height
         body = f'<video controls width="100%"><source src="{path}" type="video/mp4"></video>'
     elif kind == "hls":
         hroot = f"/hls/iframe-{case}"
