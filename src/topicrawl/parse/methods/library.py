@@ -232,7 +232,7 @@ class ParserLibrary:
             return None
         pattern = url_pattern(url)
         state = self._states.get(pattern)
-        names = [f.name for f in schema.fields]
+        names = schema.required  # an optional field left out is no failure: never borrowed
         if state is None:
             borrowed = self._borrowed(domain, pattern, names, {})
             return Hint(schema.name, pattern, fingerprints=borrowed, want_fingerprints=True)
@@ -255,8 +255,8 @@ class ParserLibrary:
         names: Sequence[str],
         own: Mapping[str, tuple[Fingerprint, ...]],
     ) -> Mapping[str, tuple[Fingerprint, ...]]:
-        """``own`` fingerprints, plus for each field without any those of the same-named
-        field on the domain's other patterns (session 20): a page kind the library never
+        """``own`` fingerprints, plus for each required field without any those of the
+        same-named field on the domain's other patterns (session 20): a page kind the library never
         extracted before a template change (its rules never matched, so nothing was learnt)
         can still be relocated by how, e.g., ``title`` or ``plays`` looked on the site's
         other pages. Only relocation reads them; the winner's own fingerprints are then
