@@ -22,6 +22,12 @@ hand for each template, told which template it faces: the ceiling).
 
 With several seeds and ``--before`` values it prints one markdown table: per change and
 system, means over the runs (pages to recover: median and worst).
+
+``--plays-after`` (session 20) serves every detail page before every play page (each kind in
+its seeded order), so with ``--before`` up to the number of detail pages the change comes
+before the library has seen any play page: their v1 rules never matched, nothing was learnt
+for their patterns. Each run then also reports the play pages' field accuracy after the
+change (``play_after``) and a second table.
 """
 
 from __future__ import annotations
@@ -213,12 +219,15 @@ def _recovery(accuracy: list[float], target: float) -> int | None:
     return None
 
 
-def summarise(tallies: dict[str, Tally], before: int, change: str) -> dict[str, object]:
+def summarise(
+    tallies: dict[str, Tally], before: int, change: str, plays: Sequence[bool] = ()
+) -> dict[str, object]:
     target = 0.90 if change in ("structural", "ab") else 0.95
     out: dict[str, object] = {}
     for name, tally in tallies.items():
         acc = tally.accuracy
         after = acc[before:]
+        play_after = [a for a, p in zip(after, plays[before:], strict=False) if p]
         recovery = _recovery(after, target)
         steady = tally.tried[before + (recovery or 0) + WINDOW :] if tally.tried else []
         out[name] = {
@@ -229,6 +238,7 @@ def summarise(tallies: dict[str, Tally], before: int, change: str) -> dict[str, 
             "silently_wrong": round(tally.wrong_output / tally.output, 4) if tally.output else 0,
             "methods_per_page_steady": round(statistics.mean(steady), 3) if steady else None,
             "methods_per_page_all": round(statistics.mean(tally.tried), 3) if tally.tried else None,
+            "play_after": round(statistics.mean(play_after), 4) if play_after else None,
         }
     return out
 
@@ -242,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--schemas", type=Path, default=HERE / "video.toml")
     parser.add_argument("--changes", nargs="*", default=list(CHANGES))
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--plays-after", action="store_true", help="every detail page before every play page"
+    )
     args = parser.parse_args(argv)
     config = load_config(args.schemas)
     started = time.perf_counter()
@@ -250,10 +263,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         site = build_video_site(seed=seed)
         pages = [p for p in site.paths() if p.startswith(("/title/", "/play/"))]
         random.Random(seed).shuffle(pages)
+        if args.plays_after:
+            pages.sort(key=lambda p: p.startswith("/play/"))  # stable: seeded order kept
+        plays = [p.startswith("/play/") for p in pages]
         for before in args.before:
             for change in args.changes:
                 tallies = _run_change(change, config, pages, before, seed)
-                summary = summarise(tallies, before, change)
+                summary = summarise(tallies, before, change, plays)
                 runs.append(
                     {
                         "seed": seed,
@@ -267,6 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for name, row in summary.items():
                     print(f"  {name:12} {row}", file=sys.stderr)
     _table(runs, args.changes)
+    if args.plays_after:
+        _play_table(runs, args.changes)
     print(f"\n{len(runs)} runs in {time.perf_counter() - started:.0f} s")
     if args.json is not None:
         args.json.write_text(json.dumps(runs, indent=2), encoding="utf-8")
@@ -299,6 +317,21 @@ def _table(runs: list[dict[str, object]], changes: Sequence[str]) -> None:
                 f" {mean('after_5')} | {median} / {worst} | {wrong:.2%} (worst run) |"
                 f" {mean('methods_per_page_steady') if system == 'library' else '-'} |"
             )
+
+
+def _play_table(runs: list[dict[str, object]], changes: Sequence[str]) -> None:
+    print("\n| change | system | play pages after the change: field accuracy (mean / worst run) |")
+    print("|---|---|---|")
+    for change in changes:
+        mine = [r for r in runs if r["change"] == change]
+        for system in ("library", "static", "handwritten"):
+            values = [
+                float(r["systems"][system]["play_after"])  # type: ignore[index]
+                for r in mine
+                if r["systems"][system]["play_after"] is not None  # type: ignore[index]
+            ]
+            shown = f"{statistics.mean(values):.3f} / {min(values):.3f}" if values else "-"
+            print(f"| {change} | {system} | {shown} |")
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ _INLINE_TAGS = (  # noqa: SIM905
     "mark nobr q s samp small span strike strong sub sup time tt u var wbr"
 ).split()
 _DROPPED_TAGS = (  # noqa: SIM905
-    "script style noscript template svg math iframe object embed canvas audio video"
+    "script style noscript template svg math iframe object embed canvas audio video source"
 ).split()
 _BLOCK_TAGS = (  # noqa: SIM905
     "ul ol menu nav dl table p div section article aside header footer main form body"

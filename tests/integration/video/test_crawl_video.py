@@ -144,7 +144,11 @@ async def test_follow_embeds_reaches_player_pages(server: VideoServer, tmp_path:
     site = server.site
     embeds = [p for p in site.paths() if site.truth(p).subkind == "embed"]
     assert embeds
-    parents = [site.url(p.replace("/embed/", "/play/")) for p in embeds]
+    # the main templates' embed pages are named by their play page's JSON-LD / twitter:player;
+    # the iframe cases' player pages by an <iframe> on a page whose truth names them
+    parents = [site.url(p.replace("/embed/", "/play/")) for p in embeds if p.startswith("/embed/")]
+    parents += [site.url(p) for p in site.paths() if site.truth(p).embeds]
+    assert len(parents) == len(embeds)
     settings = _settings(
         server,
         tmp_path / "embeds.db",

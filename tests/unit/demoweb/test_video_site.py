@@ -69,7 +69,7 @@ def test_at_least_300_labelled_pages_in_every_class(site: VideoSite) -> None:
     }
     hard = [p for p in site.paths() if p.startswith("/hard/")]
     assert len(hard) > 30
-    assert {site.truth(p).kind for p in hard} == {"play", "negative", "list"}
+    assert {site.truth(p).kind for p in hard} == {"play", "negative", "list", "iframe"}
     langs = Counter(t.lang for t in truths if t.kind in ("detail", "play"))
     assert langs["en"] > 50
     assert langs["zh"] > 50
@@ -276,3 +276,18 @@ def test_schedule_by_seconds_switches_on_the_clock() -> None:
             time.sleep(0.1)  # waiting for the switch, not timing it
         assert _get(site.url(path))[1] == site.render(path, "cosmetic")[2]
         assert [s.version for s in running.served()] == ["v1", "cosmetic"]
+
+
+def test_heldout_pages_are_off_by_default_and_leave_the_rest_unchanged(site: VideoSite) -> None:
+    held = build_video_site(seed=0, heldout=True, cross_base="http://127.0.0.2:1/")
+    extra = [p for p in held.paths() if p not in site.paths()]
+    assert all(p.startswith("/heldout/") for p in extra)
+    assert len(extra) >= 20
+    for path in site.paths()[::7]:
+        if path != "/hard/iframe-cross.html":  # its player page is on the other host
+            assert held.render(path, "v1") == site.render(path, "v1")
+            assert held.truth(path) == site.truth(path)
+    assert held.truth("/hard/iframe-cross.html").embeds == (
+        "http://127.0.0.2:1/hard/player/cross.html",
+    )
+    assert held.at_base("http://127.0.0.1:9/").paths() == held.paths()

@@ -308,3 +308,69 @@ def test_the_parse_worker_sees_a_player_iframe_among_the_dropped_elements() -> N
     ad = _page(body='<iframe src="https://ads.test/x.html"></iframe>')
     parse_html(ad, url=URL, probe=lambda d, h: seen.append(nodes_have_video_markers(d, h)))
     assert seen == [True, False]
+
+
+# Session 20: forms first met in the held-out batch (benchmarks/video/README.md).
+
+
+def test_player_json_under_other_key_names() -> None:
+    blob = {"clip": {"renditions": [{"href": "/m/720.mp4", "mime": "video/mp4"}]}}
+    body = f'<script type="application/json" id="state">{json.dumps(blob)}</script>'
+    page = detect_video(_page(body=body), URL)
+    assert page.video_class == "play"
+    assert [(m.url, m.type) for m in page.media] == [("http://site.test/m/720.mp4", "mp4")]
+
+
+def test_player_json_assigned_with_a_uri_key() -> None:
+    body = '<script>window.__STATE__ = {"media": {"streams": [{"uri": "/h/main.m3u8"}]}};</script>'
+    page = detect_video(_page(body=body), URL)
+    assert [(m.url, m.type) for m in page.media] == [("http://site.test/h/main.m3u8", "hls")]
+
+
+def test_source_typed_only_in_its_query() -> None:
+    body = '<video controls><source src="/stream/42?id=42&amp;format=mp4"></video>'
+    page = detect_video(_page(body=body), URL)
+    assert page.video_class == "play"
+    assert [(m.url, m.type) for m in page.media] == [
+        ("http://site.test/stream/42?id=42&format=mp4", "mp4")
+    ]
+
+
+def test_manifest_in_a_player_data_attribute() -> None:
+    body = '<video controls data-hls="/h/index.m3u8" poster="/p.jpg"></video>'
+    page = detect_video(_page(body=body), URL)
+    assert [(m.url, m.type) for m in page.media] == [("http://site.test/h/index.m3u8", "hls")]
+
+
+def test_videojs_element() -> None:
+    body = (
+        '<video-js id="v" controls><source src="/h/p.m3u8" type="application/x-mpegURL"></video-js>'
+    )
+    html = _page(body=body)
+    page = detect_video(html, URL)
+    assert [(m.url, m.type) for m in page.media] == [("http://site.test/h/p.m3u8", "hls")]
+    seen: list[bool] = []
+    parse_html(html, url=URL, probe=lambda d, h: seen.append(nodes_have_video_markers(d, h)))
+    assert seen == [True]  # the worker's probe sees it too
+
+
+def test_preloaded_video_link() -> None:
+    head = '<link rel="preload" as="video" href="/m/intro.mp4" type="video/mp4">'
+    html = _page(head=head, body='<video id="intro" controls></video>')
+    page = detect_video(html, URL)
+    assert [(m.url, m.type) for m in page.media] == [("http://site.test/m/intro.mp4", "mp4")]
+    seen: list[bool] = []
+    parse_html(html, url=URL, probe=lambda d, h: seen.append(nodes_have_video_markers(d, h)))
+    assert seen == [True]
+
+
+def test_an_empty_video_without_controls_is_a_poster_not_a_player() -> None:
+    body = (
+        '<video poster="/cover.jpg" width="400"></video>'
+        '<audio controls><source src="/ep.mp3" type="audio/mpeg"></audio>'
+    )
+    page = detect_video(_page(body=body), URL)
+    assert page.video_class == "none"
+    assert page.media == ()
+    # an empty player with controls (filled by script) is still a video page
+    assert detect_video(_page(body="<video controls></video>"), URL).video_class == "video"

@@ -232,3 +232,19 @@ def test_generic_resolver_keeps_going_when_a_manifest_fails() -> None:
     html = "<video controls src='/dash/1/manifest.mpd'></video>"
     result = asyncio.run(GenericResolver().resolve("http://site.test/p.html", html, fetch=hostile))
     assert "DTD" in result.errors[0]
+
+
+def test_hls_video_renditions_of_ext_x_media_are_listed() -> None:
+    master = b"""#EXTM3U
+#EXT-X-MEDIA:TYPE=VIDEO,GROUP-ID="v",NAME="main",DEFAULT=YES,URI="v/main.m3u8"
+#EXT-X-MEDIA:TYPE=VIDEO,GROUP-ID="v",NAME="side",DEFAULT=NO,URI="v/side.m3u8"
+#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="en",URI="a/en.m3u8"
+#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="s",NAME="en",URI="s/en.m3u8"
+#EXT-X-STREAM-INF:BANDWIDTH=2800000,RESOLUTION=1280x720,VIDEO="v",AUDIO="a"
+v/main.m3u8
+"""
+    manifest = parse_hls(master, HLS_URL)
+    assert [(r.url, r.height) for r in manifest.renditions] == [
+        ("http://site.test/hls/1/v/main.m3u8", 720),
+        ("http://site.test/hls/1/v/side.m3u8", None),
+    ]

@@ -40,6 +40,8 @@ from topicrawl.demoweb.video.catalog import (
     round_count,
 )
 from topicrawl.demoweb.video.hard import hard_pages
+from topicrawl.demoweb.video.heldout import heldout_pages
+from topicrawl.demoweb.video.iframes import iframe_pages
 from topicrawl.demoweb.video.media import (
     Delivery,
     PlayMedia,
@@ -79,9 +81,13 @@ class VideoSite:
         manifests: dict[str, tuple[str, bytes]],
         files: set[str],
         hard: bool = True,
+        heldout: bool = False,
+        cross_base: str | None = None,
     ) -> None:
         self.seed = seed
         self.hard = hard
+        self.heldout = heldout
+        self.cross_base = cross_base
         self.base = base
         self.titles = tuple(titles)
         self._entities = tuple(entities)
@@ -92,7 +98,14 @@ class VideoSite:
 
     def at_base(self, base: str) -> VideoSite:
         """The same site with absolute URLs (og:video, JSON-LD, truth) under ``base``."""
-        return build_video_site(seed=self.seed, base=base, titles=len(self.titles), hard=self.hard)
+        return build_video_site(
+            seed=self.seed,
+            base=base,
+            titles=len(self.titles),
+            hard=self.hard,
+            heldout=self.heldout,
+            cross_base=self.cross_base,
+        )
 
     def paths(self) -> list[str]:
         """Every HTML page's path (the labelled pages), sorted."""
@@ -212,9 +225,20 @@ def _forms(rng: random.Random, lang: str) -> tuple[CountForm, CountForm]:
 
 
 class _Builder:
-    def __init__(self, seed: int, base: str, titles: int, hard: bool) -> None:
+    def __init__(
+        self,
+        seed: int,
+        base: str,
+        titles: int,
+        hard: bool,
+        *,
+        heldout: bool = False,
+        cross_base: str | None = None,
+    ) -> None:
         self.seed = seed
         self.hard = hard
+        self.heldout = heldout
+        self.cross_base = cross_base
         self.rng = random.Random(f"video-site-{seed}")
         self.base = base
         self.titles, self.entities = make_catalog(seed, titles=titles)
@@ -246,11 +270,16 @@ class _Builder:
             self.add_media(media)
         if self.hard:
             cases = list(hard_pages(self.seed, self.base))
+            cases += iframe_pages(self.base, self.cross_base)
             for spec, truth, media in cases:
                 self.add(spec, truth)
                 self.add_media(media)
-            items = [(spec.path, spec.heading) for spec, _, _ in cases]
+            items = [(spec.path, spec.heading) for spec, t, _ in cases if t.subkind != "embed"]
             self.list_page("/hard/index.html", "en", "Hard cases", items)
+        if self.heldout:
+            for spec, truth, media in heldout_pages(self.base):
+                self.add(spec, truth)
+                self.add_media(media)
 
     def title_pages(self, title: Title) -> None:
         detail = f"/title/{title.id}.html"
@@ -330,12 +359,22 @@ class _Builder:
 
 
 def build_video_site(
-    *, seed: int = 0, base: str = DEFAULT_BASE, titles: int = 80, hard: bool = True
+    *,
+    seed: int = 0,
+    base: str = DEFAULT_BASE,
+    titles: int = 80,
+    hard: bool = True,
+    heldout: bool = False,
+    cross_base: str | None = None,
 ) -> VideoSite:
     """The demo video site for ``seed`` with absolute URLs under ``base``.
 
-    ``hard`` adds the ``/hard/`` pages (:mod:`~topicrawl.demoweb.video.hard`) and their list
-    ``/hard/index.html`` (linked from no other page: seed it to crawl them).
+    ``hard`` adds the ``/hard/`` pages (:mod:`~topicrawl.demoweb.video.hard`, and the player
+    iframe pages of :mod:`~topicrawl.demoweb.video.iframes`) and their list
+    ``/hard/index.html`` (linked from no other page: seed it to crawl them). ``cross_base``
+    is where the cross-origin iframe's player page lives (another server of the same site;
+    default: this site). ``heldout`` adds the session-20 held-out pages (``/heldout/``,
+    :mod:`~topicrawl.demoweb.video.heldout`), linked from no page and left out by default.
 
     Raises:
         ValueError: ``base`` is not an ``http(s)://.../`` URL or ``titles`` is out of 2..500.
@@ -344,7 +383,7 @@ def build_video_site(
         raise ValueError(f"base must be an http(s) URL ending in '/', got {base!r}")
     if not 2 <= titles <= 500:
         raise ValueError(f"titles must be in 2..500, got {titles}")
-    builder = _Builder(seed, base, titles, hard)
+    builder = _Builder(seed, base, titles, hard, heldout=heldout, cross_base=cross_base)
     builder.build()
     return VideoSite(
         seed=seed,
@@ -356,4 +395,6 @@ def build_video_site(
         manifests=builder.manifests,
         files=builder.files,
         hard=hard,
+        heldout=heldout,
+        cross_base=cross_base,
     )

@@ -232,19 +232,47 @@ class ParserLibrary:
             return None
         pattern = url_pattern(url)
         state = self._states.get(pattern)
+        names = schema.required  # an optional field left out is no failure: never borrowed
         if state is None:
-            return Hint(schema.name, pattern, want_fingerprints=True)
+            borrowed = self._borrowed(domain, pattern, names, {})
+            return Hint(schema.name, pattern, fingerprints=borrowed, want_fingerprints=True)
         return Hint(
             schema.name,
             pattern,
             method=state.method,
-            fingerprints=state.fingerprints,
+            fingerprints=self._borrowed(domain, pattern, names, state.fingerprints),
             want_fingerprints=(
                 not state.fingerprints
                 or state.pages < FINGERPRINT_FIRST
                 or state.pages % FINGERPRINT_EVERY == 0
             ),
         )
+
+    def _borrowed(
+        self,
+        domain: str,
+        pattern: str,
+        names: Sequence[str],
+        own: Mapping[str, tuple[Fingerprint, ...]],
+    ) -> Mapping[str, tuple[Fingerprint, ...]]:
+        """``own`` fingerprints, plus for each required field without any those of the
+        same-named field on the domain's other patterns (session 20): a page kind the library never
+        extracted before a template change (its rules never matched, so nothing was learnt)
+        can still be relocated by how, e.g., ``title`` or ``plays`` looked on the site's
+        other pages. Only relocation reads them; the winner's own fingerprints are then
+        learnt for its pattern."""
+        missing = [n for n in names if not own.get(n)]
+        if not missing:
+            return own
+        merged = dict(own)
+        prefix = domain + "/"
+        for other, state in self._states.items():
+            if other == pattern or not other.startswith(prefix):
+                continue
+            for name in missing:
+                for fp in reversed(state.fingerprints.get(name, ())):
+                    merged[name] = merge_variants(merged.get(name, ()), fp)
+        return merged
 
     def learn(self, extraction: Extraction, url: str) -> MethodChange | None:
         """Take one page's outcome: count it, remember or replace the pattern's method, keep

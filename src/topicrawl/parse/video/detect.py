@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -51,6 +51,7 @@ _JS_ASSIGN = re.compile(r"=\s*\{")
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*([kmg]?)(?:bps|b/s|bit)?", re.IGNORECASE)
 _HEIGHT = re.compile(r"(\d{3,4})\s*p?\b", re.IGNORECASE)
 _SRC_KEYS = ("src", "data-src", "data-lazy-src")
+_QUERY_TYPES = {"mp4", "m4v", "webm", "mov", "m3u8", "mpd", "hls", "dash"}
 _HEIGHT_KEYS = ("size", "res", "data-res", "data-quality", "label", "height", "data-height")
 _MAX_SCRIPT = 1_000_000  # characters of one script read for JSON or media URLs
 _MAX_NODES = 20_000  # JSON values walked per page
@@ -62,7 +63,7 @@ def _tag_id(name: str) -> int:
 
 
 _VIDEO_ID, _SCRIPT_ID, _META_ID = _tag_id("video"), _tag_id("script"), _tag_id("meta")
-_IFRAME_ID = _tag_id("iframe")
+_IFRAME_ID, _SOURCE_ID, _LINK_ID = _tag_id("iframe"), _tag_id("source"), _tag_id("link")
 _PLAYER_ADDRESS = re.compile(
     r"(^|[/.])(embed|player|videoembed)s?([/.?#_-]|$)|^https?://player\.", re.IGNORECASE
 )
@@ -76,6 +77,11 @@ def nodes_have_video_markers(dropped: list[LexborNode], head: list[LexborNode]) 
     :func:`has_video_markers` (no scan of the whole page) and as complete for
     :func:`detect_video`, which reads nothing else."""
     for node in head:
+        if node.tag_id == _LINK_ID:  # <link rel=preload as=video>
+            attrs = node.attributes
+            if (attrs.get("as") or "").strip().lower() == "video":
+                return True
+            continue
         if node.tag_id != _META_ID:
             continue
         attrs = node.attributes
@@ -90,6 +96,11 @@ def nodes_have_video_markers(dropped: list[LexborNode], head: list[LexborNode]) 
         tag = node.tag_id
         if tag == _VIDEO_ID or (tag == _IFRAME_ID and _is_player_iframe(node) is not None):
             return True
+        if tag == _SOURCE_ID:  # e.g. in a <video-js>; a <picture>'s or <audio>'s are not video
+            attrs = node.attributes
+            src = attrs.get("src") or attrs.get("data-src") or ""
+            if src and media_type(src, attrs.get("type")) is not None:
+                return True
         if tag == _SCRIPT_ID and node.attributes.get("src") is None:
             text = (node.text(deep=True) or "")[:_MAX_SCRIPT].lower()
             if any(marker in text for marker in _SCRIPT_MARKERS):
@@ -297,8 +308,18 @@ def _meta(tree: LexborHTMLParser, found: _Found) -> None:
         found.add(metas["twitter:player:stream"], declared, "twitter")
 
 
+def _query_type(url: str) -> str | None:
+    """A media type named only in ``url``'s query (``?format=mp4``, ``&type=video/mp4``)."""
+    for _, value in parse_qsl(urlsplit(url).query):
+        v = value.strip().lower()
+        if v in _QUERY_TYPES or v.startswith("video/") or "mpegurl" in v:
+            return v
+    return None
+
+
 def _videos(tree: LexborHTMLParser, found: _Found) -> None:
-    for video in tree.css("video"):
+    # ``<video-js>`` is video.js's own element, used like ``<video>``
+    for video in tree.css("video, video-js"):
         attrs = video.attributes
         if "muted" in attrs and "controls" not in attrs:
             found.signals.append("decorative-video")
@@ -308,19 +329,40 @@ def _videos(tree: LexborHTMLParser, found: _Found) -> None:
         for node in nodes:
             # lazy players keep the URL in data-src until the element scrolls into view
             src = next((node.attributes.get(k) for k in _SRC_KEYS if node.attributes.get(k)), None)
+            declared = node.attributes.get("type")
+            if not src:  # a player script's own data attribute (data-hls, data-video-url...)
+                src = next(
+                    (
+                        v
+                        for k, v in node.attributes.items()
+                        if k.startswith("data-") and v and media_type(v.strip()) is not None
+                    ),
+                    None,
+                )
             if not src:
                 continue
             refs += 1
-            video_refs += media_type(src, node.attributes.get("type")) is not None
+            if not declared and media_type(urljoin(found.base, src)) is None:
+                declared = _query_type(src)
+            video_refs += media_type(src, declared) is not None
             height = next(
                 (node.attributes.get(k) for k in _HEIGHT_KEYS if node.attributes.get(k)), None
             )
-            found.add(src, node.attributes.get("type"), "video", height=height)
+            found.add(src, declared, "video", height=height)
         if refs and not video_refs:  # e.g. an MP3 played through <video>
             found.signals.append("video:no-video-source")
             continue
+        if not refs and "controls" not in attrs:  # a poster frame (e.g. a podcast's cover)
+            found.signals.append("video:empty")
+            continue
         found.signals.append("video")
         found.about = True
+    for link in tree.css("link[href]"):
+        attrs = link.attributes
+        rel = (attrs.get("rel") or "").lower().split()
+        if "preload" in rel and (attrs.get("as") or "").strip().lower() == "video":
+            found.signals.append("preload-video")
+            found.add(attrs.get("href") or "", attrs.get("type"), "preload")
 
 
 def _walk(
@@ -380,6 +422,7 @@ def _json_ld(text: str, found: _Found) -> None:
 
 
 _URL_KEYS = ("file", "src", "url", "source", "hls", "dash", "mp4", "stream", "manifest")
+_TYPE_KEYS = ("type", "mime", "mimeType", "mime_type", "contentType")
 
 
 def _config(text: str, found: _Found) -> None:
@@ -410,8 +453,22 @@ def _config(text: str, found: _Found) -> None:
     found.signals.append("config")
     budget = [_MAX_NODES]
     for obj, _ in _walk(data, budget):
-        kind = obj.get("type")
+        kind = next((obj[k] for k in _TYPE_KEYS if isinstance(obj.get(k), str)), None)
         declared = kind if isinstance(kind, str) else None
+        # any key whose value is a media file's address (``href``, ``uri``, ``videoUrl``...),
+        # as the quoted-URL reading of a script that is not JSON would find it
+        for key, value in obj.items():
+            if key in _URL_KEYS or not isinstance(value, str) or "/" not in value:
+                continue
+            if _MEDIA_EXT.search(urlsplit(value.strip()).path):
+                found.add(
+                    value,
+                    declared,
+                    "config",
+                    width=obj.get("width"),
+                    height=obj.get("height") or obj.get("label") or obj.get("res"),
+                    bitrate=obj.get("bitrate"),
+                )
         for key in _URL_KEYS:
             if isinstance(obj.get(key), str):
                 found.add(

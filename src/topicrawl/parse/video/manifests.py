@@ -6,8 +6,10 @@ manifest that declares a DTD (``<!DOCTYPE``/``<!ENTITY``: the entity-expansion a
 entity tricks) is refused outright. Both are capped in bytes and renditions. Every failure is
 a :class:`~topicrawl.parse.video.model.ManifestError` saying what was wrong.
 
-What is listed: a master playlist's video variants (RESOLUTION, BANDWIDTH), never its audio-
-only variants, I-frame playlists or EXT-X-MEDIA renditions; a media playlist is itself the
+What is listed: a master playlist's video variants (RESOLUTION, BANDWIDTH) and its
+``#EXT-X-MEDIA:TYPE=VIDEO`` renditions that have a URI (alternative video playlists, e.g.
+camera angles; session 20), never its audio-only variants, I-frame playlists or audio and
+subtitle EXT-X-MEDIA renditions; a media playlist is itself the
 media (audio-only when its segments are audio files); a DASH MPD's video Representations:
 one that names a single file by ``BaseURL`` is that file; one whose segments come from a
 ``SegmentTemplate`` (on the Representation, its AdaptationSet or its Period, the nearest
@@ -74,10 +76,11 @@ def parse_hls(body: bytes, url: str, *, max_bytes: int = MAX_MANIFEST_BYTES) -> 
     try:
         playlist = m3u8.loads(text, uri=url)
         variants = list(playlist.playlists)
+        video_media = [m.uri for m in playlist.media if (m.type or "").upper() == "VIDEO"]
         segments = [s.uri or "" for s in playlist.segments]
     except Exception as exc:  # m3u8 raises ValueError, IndexError, KeyError... on bad input
         raise ManifestError(f"{url}: malformed HLS playlist ({type(exc).__name__}: {exc})") from exc
-    if len(variants) > MAX_RENDITIONS:
+    if len(variants) + len(video_media) > MAX_RENDITIONS:
         raise ManifestError(f"{url}: {len(variants)} variants exceed {MAX_RENDITIONS}")
     if not playlist.is_variant:
         audio = bool(segments) and all(_AUDIO_SEGMENT.search(s) for s in segments)
@@ -98,6 +101,11 @@ def parse_hls(body: bytes, url: str, *, max_bytes: int = MAX_MANIFEST_BYTES) -> 
                 "hls",
             )
         )
+    seen = {r.url for r in renditions}
+    for uri in video_media:  # alternative video renditions: their sizes are not stated
+        if uri and uri.strip() and (full := urljoin(url, uri.strip())) not in seen:
+            seen.add(full)
+            renditions.append(MediaUrl(full, "hls", None, None, None, "hls"))
     return Manifest(url, "hls", tuple(dict.fromkeys(renditions)), has_video=bool(renditions))
 
 

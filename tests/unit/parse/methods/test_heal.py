@@ -116,3 +116,42 @@ async def test_sync_shares_what_one_library_learnt_with_another() -> None:
     assert hint.method == "rules"
     assert "plays" in hint.fingerprints
     assert len(store.records) == 3
+
+
+def test_a_page_kind_first_met_after_a_change_borrows_the_sites_fingerprints() -> None:
+    # Session 20: the demo video site's detail pages are learnt under v1; its play pages are
+    # first met after the structural change, so their v1 rules never matched and their own
+    # patterns learnt nothing. Relocation by the same-named fields' fingerprints from the
+    # detail pages gives them records; every field given is right.
+    from pathlib import Path  # noqa: PLC0415
+
+    from topicrawl.demoweb.video import build_video_site  # noqa: PLC0415
+    from topicrawl.parse.methods import load_config  # noqa: PLC0415
+
+    config = load_config(Path(__file__).parents[4] / "benchmarks" / "parsers" / "video.toml")
+    site = build_video_site(seed=0, titles=12, hard=False)
+    library = ParserLibrary(config)
+
+    def read(path: str, version: str) -> object:
+        url = "https://video.example.com" + path
+        hint = library.hint_for(url)
+        assert hint is not None
+        schema = config.by_name(hint.schema)
+        assert schema is not None
+        outcome = extract(site.render(path, version)[2].decode(), url, schema, hint)
+        library.learn(outcome, url)
+        return outcome
+
+    for path in (p for p in site.paths() if p.startswith("/title/")):
+        assert read(path, "v1").method == "rules"  # type: ignore[attr-defined]
+    plays = [p for p in site.paths() if p.startswith("/play/")]
+    got = 0
+    for path in plays:
+        outcome = read(path, "structural")
+        record = outcome.record  # type: ignore[attr-defined]
+        if record is None:
+            continue
+        got += 1
+        truth = site.truth(path).fields
+        assert {k: str(v) for k, v in record.items()} == {k: str(truth[k]) for k in record}, path
+    assert got >= 0.75 * len(plays), (got, len(plays))
