@@ -50,6 +50,7 @@ between nodes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -71,6 +72,7 @@ from topicrawl.engine.accounts import (
     run_and_store,
 )
 from topicrawl.engine.parsers import open_parser_library
+from topicrawl.engine.videosplit import AccountFetches, SplitSettings, WorkSplit
 from topicrawl.fetch.client import HttpFetcher
 from topicrawl.fetch.robots import RobotsCache
 from topicrawl.parse.content import content_hash
@@ -134,6 +136,10 @@ class VideoSystemSettings:
             or ``change-rate`` (each page's freshness-optimal interval from its estimated
             change rate and its video's plays, at the tiers' budget, re-planned every tier-1
             period and shown as the nearest tier).
+        split: with several nodes, every live node does part of the first crawl and of the
+            account pipeline's reads (following lists, posts) through the shared database
+            (:mod:`topicrawl.engine.videosplit`); off: the leader does them alone.
+        split_settings: the split's batches, claim time and poll.
     """
 
     site: str
@@ -154,6 +160,8 @@ class VideoSystemSettings:
     follow_timeout: float | None = None
     lease_ttl: float | None = None
     policy: str = "tiers"
+    split: bool = True
+    split_settings: SplitSettings = field(default_factory=SplitSettings)
 
     def __post_init__(self) -> None:
         if not self.site.startswith(("http://", "https://")):
@@ -218,6 +226,7 @@ class SystemReport:
     max_lateness: float = 0.0
     nodes: dict[str, int] = field(default_factory=dict)
     node_weights: dict[str, float] = field(default_factory=dict)
+    split: dict[str, int] = field(default_factory=dict)  # job kind -> items this node did
 
 
 @dataclass(frozen=True)
@@ -282,6 +291,7 @@ class VideoSystem:
         self._leased = settings.node is not None and len(settings.nodes) > 1
         self._renew_at = -math.inf
         self._gone: set[str] = set()  # leaders whose lease this node took over
+        self.split: WorkSplit | None = None  # with several nodes and ``split`` on
 
     async def run(self) -> SystemReport:
         """Crawl, plan, rank accounts, then revisit what is due until ``days`` have passed.
@@ -296,14 +306,40 @@ class VideoSystem:
         report.started_at = start
         span = s.days * s.day_seconds
         patience = start + (s.follow_timeout or span)
-        async with VideoStore(s.db) as store:
+        async with VideoStore(s.db) as store, contextlib.AsyncExitStack() as stack:
             keeper = asyncio.create_task(self._keep_lease(store)) if self._leased else None
+            helper = None
+            if self._leased and s.split:
+                self.split = await self._open_split(store, stack)
+                helper = asyncio.create_task(self.split.help())
             try:
                 return await self._run(store, start, patience)
             finally:
-                if keeper is not None:
-                    keeper.cancel()
-                    await asyncio.wait({keeper})
+                for task in (keeper, helper):
+                    if task is not None:
+                        task.cancel()
+                        await asyncio.wait({task})
+                if self.split is not None:
+                    report.split = dict(self.split.done)
+
+    async def _open_split(self, store: VideoStore, stack: contextlib.AsyncExitStack) -> WorkSplit:
+        """This node's part in the split jobs (with a microblog client of its own)."""
+        s = self.s
+        assert s.node is not None
+        client = None
+        if s.api:
+            client = AccountsClient(s.api)
+            await stack.enter_async_context(client)
+        return WorkSplit(
+            store,
+            source=self.source,
+            node=s.node,
+            crawl=self._crawl_settings(),
+            client=client,
+            max_following=s.accounts.max_following,
+            max_posts=s.accounts.max_posts,
+            settings=s.split_settings,
+        )
 
     async def _run(self, store: VideoStore, start: float, patience: float) -> SystemReport:
         s, report = self.s, self.report
@@ -393,11 +429,9 @@ class VideoSystem:
                 "check the schemas' domains and paths"
             )
 
-    async def _crawl(self) -> int:
-        from topicrawl.engine.build import run_crawl  # noqa: PLC0415 - the crawl's whole stack
-
+    def _crawl_settings(self) -> CrawlSettings:
         s = self.s
-        settings = CrawlSettings(
+        return CrawlSettings(
             seeds=(s.site,),
             sitemaps=True,
             max_pages=s.max_pages,
@@ -408,10 +442,34 @@ class VideoSystem:
             scope={"allowed_domains": (urlsplit(s.site).hostname or "",), "max_depth": 20},
             storage={"url": s.db},
         )
+
+    async def _crawl(self) -> int:
+        from topicrawl.engine.build import run_crawl  # noqa: PLC0415 - the crawl's whole stack
+
+        s = self.s
+        if self.split is not None:
+            return await self._crawl_split(self.split)
+        settings = self._crawl_settings()
         self._say(f"crawling {s.site} with the parser library")
         report = await run_crawl(settings)
         self._say(f"crawl: {report.stats.pages} pages")
         return report.stats.pages
+
+    async def _crawl_split(self, split: WorkSplit) -> int:
+        """The first crawl with every live node (a dead leader's unfinished one continued);
+        how many URLs it took."""
+        job = await split.open_crawl_job()
+        items: list[str] = []
+        if job is None:
+            job, items = await split.start_crawl_job()
+            self._say(f"crawling {self.s.site} split between the nodes ({len(items)} to start)")
+        else:
+            self._say(f"node {self.s.node}: continuing the crawl {job} of a node gone")
+        done = await split.lead(job, items)
+        await split.finish_crawl_job(job, len(done))
+        counts = await split.store.split_counts(self.source, job)
+        self._say(f"crawl: {len(done)} URLs, by node: {dict(sorted(counts.items()))}")
+        return len(done)
 
     async def _nodes(self, store: VideoStore, now: float) -> dict[str, float]:
         """Each node's weight for new videos: its measured items per second in its last round
@@ -567,7 +625,15 @@ class VideoSystem:
             node_weights=self.report.node_weights or None,
             placed={r["account_id"]: r["node"] for r in stored if r["node"]},
         )
-        run_id, result, counts = await run_and_store(client, store, names, settings, now=now)
+        split = self.split
+        run_id, result, counts = await run_and_store(
+            client,
+            store,
+            names,
+            settings,
+            now=now,
+            split=(lambda run: AccountFetches(split, str(run))) if split is not None else None,
+        )
         self._run_id = run_id
         self.report.account_runs += 1
         self.report.accounts = {**counts, "dropped": counts["accounts"] - counts["kept"]}
