@@ -34,7 +34,9 @@ from topicrawl.distributed import RedisFrontier
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 REDIS_URL = "redis://127.0.0.1:6379/13"
-PG_URL = os.environ.get("TOPICRAWL_BENCH_POSTGRES", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+PG_URL = os.environ.get(
+    "TOPICRAWL_BENCH_POSTGRES", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
 """The PostgreSQL database the runs use (a fresh schema each); env TOPICRAWL_BENCH_POSTGRES."""
 
 

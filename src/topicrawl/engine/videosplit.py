@@ -32,7 +32,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -61,8 +61,9 @@ class SplitSettings:
     Attributes:
         crawl_batch: URLs a node claims at once (each claim is one small crawl).
         account_batch: accounts a node claims at once.
-        claim_ttl: real seconds a claim lasts: a node dead for that long loses its items to
-            the others (a live node slower than that does them twice: harmless, not lost).
+        claim_ttl: real seconds a claim lasts unless renewed (a node renews its claims every
+            third of it while it works on them): a node dead for that long loses its items to
+            the others.
         poll: real seconds between two looks for open jobs (or for a job's last items).
     """
 
@@ -153,17 +154,38 @@ class WorkSplit:
             )
             if not items:
                 return did
-            if kind == CRAWL:
-                results = await self._crawl(job, items)
-            elif kind == FOLLOWS:
-                results = await self._following(items)
-            elif kind == POSTS:
-                results = await self._posts(items)
-            else:
-                raise ConfigError(f"unknown split job {job!r}")
+            results = await self._holding(job, items, self._do(kind, job, items))
             await self.store.split_done(self.source, job, self.node, results)
             did += len(items)
             self.done[kind] = self.done.get(kind, 0) + len(items)
+
+    def _do(self, kind: str, job: str, items: list[str]) -> Awaitable[dict[str, str | None]]:
+        if kind == CRAWL:
+            return self._crawl(job, items)
+        if kind == FOLLOWS:
+            return self._following(items)
+        if kind == POSTS:
+            return self._posts(items)
+        raise ConfigError(f"unknown split job {job!r}")
+
+    async def _holding(
+        self, job: str, items: list[str], work: Awaitable[dict[str, str | None]]
+    ) -> dict[str, str | None]:
+        """Do ``work`` on claimed ``items``, renewing the claims every third of ``claim_ttl``
+        meanwhile: a live node keeps its items however long they take, a dead one loses them
+        a ``claim_ttl`` after its last renewal."""
+        task = asyncio.ensure_future(work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self.s.claim_ttl / 3)
+                if done:
+                    return task.result()
+                until = time.time() + self.s.claim_ttl
+                await self.store.split_renew(self.source, job, self.node, items, until=until)
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
 
     # -- the leader ---------------------------------------------------------------------------
 
@@ -225,6 +247,10 @@ class WorkSplit:
                 "seeds": tuple(urls),
                 "sitemaps": False,
                 "max_pages": 0,
+                # Parsed in this process: a parser process started for every small crawl
+                # costs more than its pages (and one start hung once, under load 12, in the
+                # first tests; not diagnosed further).
+                "parse_workers": 0,
                 "scope": c.scope.model_copy(update={"max_depth": 0}),
             }
         )

@@ -378,6 +378,23 @@ class VideoStore(SideStore):
                     taken.append(row.item)
         return taken
 
+    async def split_renew(
+        self, source: str, job: str, node: str, items: Sequence[str], *, until: float
+    ) -> int:
+        """Extend ``node``'s claims of ``items`` (those it still holds) until ``until``; how
+        many it still holds."""
+        t = split_items.c
+        async with self._write() as connection:
+            result = await connection.execute(
+                update(split_items)
+                .where(
+                    t.source == source, t.job == job, t.node == node,
+                    t.item.in_(list(items)), t.done.is_(False),
+                )
+                .values(expires=until)
+            )  # fmt: skip
+        return int(result.rowcount)
+
     async def split_done(
         self, source: str, job: str, node: str, results: Mapping[str, str | None]
     ) -> None:

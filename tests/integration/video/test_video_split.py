@@ -72,7 +72,7 @@ async def _run(
             "site": demo.site_url,
             "parsers": str(demo.write_schemas(tmp_path / "schemas.toml")),
             "api": demo.api_url,
-            "days": 1.0,
+            "days": 0.5,  # no revisit: the records are the first crawl's
             "tiers": TierPolicy.in_days(),
             "accounts": AccountPipelineSettings(
                 max_hops=1, max_per_hop=40, max_posts=40, lda=LdaSettings(max_iter=10)
