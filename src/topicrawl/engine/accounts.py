@@ -103,6 +103,7 @@ class AccountPipelineSettings:
     threads: int = 4
     node_weights: Mapping[str, float] | None = None
     placed: Mapping[str, str] = field(default_factory=dict)
+    for_plan: float | None = None  # the video system's plan this ranking follows (its time)
 
     def __post_init__(self) -> None:
         if self.search_limit < 1 or self.max_following < 1 or self.max_posts < 1:
@@ -138,6 +139,7 @@ class AccountPipelineSettings:
             "nodes": list(self.nodes),
             "node_weights": dict(self.node_weights) if self.node_weights else None,
             "threads": self.threads,
+            "for_plan": self.for_plan,
         }
 
 

@@ -21,11 +21,12 @@ clock).
 
 **Nodes.** With ``node`` set, this process revisits only the videos and accounts placed on it
 (:func:`~topicrawl.revisit.videoplan.video_node`,
-:func:`~topicrawl.engine.accounts.account_node`). The first of ``nodes`` leads: it alone
-crawls, plans and runs the account pipeline, and writes the plan (``videos``) and the
-accounts' tiers and nodes to the shared database; every other node follows: it waits for the
-leader's first plan, revisits its share, and picks up each new plan and account ranking as the
-leader writes them (looking every ``follow_poll`` of the clock once a plan is due). Each
+:func:`~topicrawl.engine.accounts.account_node`). The first of ``nodes`` leads: it
+leads the first crawl (done by every node, see below), plans and runs the account pipeline,
+and writes the plan (``videos``) and the accounts' tiers and nodes to the shared database;
+every other node follows: it waits for the leader's first plan, revisits its share, and picks
+up each new plan and account ranking as the leader writes them (looking every ``follow_poll``
+of the clock once a plan is due). Each
 node's real time per item in a round (between two plans) is kept in ``node_rounds``; the
 leader's next plan places new videos and new accounts by those measured rates (what is placed
 stays while its node is listed).
@@ -43,8 +44,13 @@ week is planned twice) and places the dead leader's videos and accounts on the l
 lease nobody took (the first node died before it could) is taken the same way once a
 ``lease_ttl`` has passed since the follower started. A leader that finds the lease taken
 (while revisiting, crawling or ranking: that work is cancelled) steps down and follows.
-Partial: the first crawl and the account pipeline run on the leader alone rather than split
-between nodes.
+**The work is split** (``split``, on by default with several nodes;
+:mod:`topicrawl.engine.videosplit`): the leader's first crawl and its account pipeline's reads
+(each hop's following lists, the accounts' posts) are jobs in the shared database that every
+live node works on (a task beside its other work claims a few items at a time); the leader
+only seeds the crawl, merges, plans, filters and ranks. A node that dies holding items loses
+them to the others when its claims end; a leader that dies mid-crawl leaves the crawl's job to
+the node that takes its lease over, which continues it.
 """
 
 from __future__ import annotations
@@ -624,6 +630,7 @@ class VideoSystem:
             nodes=tuple(n for n in s.nodes if n not in self._gone),
             node_weights=self.report.node_weights or None,
             placed={r["account_id"]: r["node"] for r in stored if r["node"]},
+            for_plan=self._planned_at,
         )
         split = self.split
         run_id, result, counts = await run_and_store(
@@ -652,6 +659,19 @@ class VideoSystem:
             f"{counts['accounts']} in the follow graph, {counts['kept']} kept"
         )
         return result
+
+    async def _ranked(self, client: AccountsClient, store: AccountStore) -> bool:
+        """Whether the latest plan has its account ranking: a done run made for it or a later
+        one (a run whose settings do not say, made before session 20, counts as made for it)."""
+        runs = await store.runs(limit=20)
+        done = [r for r in runs if r.source == client.source and r.status == "done"]
+        if not done:
+            return False
+        try:
+            made_for = json.loads(done[0].settings).get("for_plan")
+        except (ValueError, AttributeError):
+            return True
+        return made_for is None or float(made_for) >= self._planned_at
 
     def _schedule_accounts(self, kept: Mapping[str, tuple[int, str]], now: float) -> None:
         """Due times of this node's kept accounts (id -> tier, node); the others are dropped."""
@@ -861,6 +881,14 @@ class VideoSystem:
             elif now >= next_plan:
                 if self._leased and await self._take_over(store, now):
                     next_plan = self._planned_at + s.tiers.recompute_period
+                    if client is not None and not await self._ranked(client, io.accounts):
+                        # The dead leader planned but did not rank: rank for its plan now
+                        # rather than skip the accounts' week.
+                        try:
+                            await self._under_lease(self._rank_accounts(client, io.accounts, now))
+                        except _LeaseLost:
+                            self._step_down("while ranking")
+                            next_plan = now
                     continue  # plan now if the dead leader's next plan is due
                 await self._follow(store, now)
                 if client is not None:
