@@ -23,7 +23,12 @@ A crawl item is crawled by :func:`~topicrawl.engine.build.open_crawl` with the U
 and no link followed (``max_depth`` 0, the job follows them), into the shared run, the
 database's pages and the parser library's records, as the leader's own crawl would.
 Partial: the depth a page is stored with is 0 (the breadth-first round it was found in is
-not kept), and the crawl's ``max_pages`` caps the job's items, not the pages fetched.
+not kept); the crawl's ``max_pages`` caps the job's items, not the pages fetched; a host's
+``delay`` is kept by each node (each batch), not between nodes, so N nodes may send a host up
+to N times the requests of one (the distributed mode's Redis frontier shares host turns; this
+split has no shared turn yet); the scope's ``max_depth`` is not applied across waves. On the
+demo (no latency, 2 cores) the split is slower than one node: a crawl is built per batch, and
+the waves wait in polls (``benchmarks/revisit/README.md``, session 20).
 """
 
 from __future__ import annotations
