@@ -131,6 +131,13 @@ def run_command(  # noqa: PLR0917 - typer maps each option to a parameter
             "budget, shown as the nearest tier)."
         ),
     ] = "tiers",
+    split: Annotated[
+        bool,
+        typer.Option(
+            help="With several nodes, every node does part of the first crawl and of the "
+            "account reads (through the database); --no-split: the leader does them alone."
+        ),
+    ] = True,
 ) -> None:
     """Crawl a video site with the parser library, tier its videos by popularity, rank their
     microblog accounts, and revisit both when due (see ``topicrawl video --help``)."""
@@ -168,6 +175,7 @@ def run_command(  # noqa: PLR0917 - typer maps each option to a parameter
             max_per_hop=max_per_hop,
             policy=policy,
             lease_ttl=lease_ttl,
+            split=split,
         )
     except ConfigError as exc:
         fail(exc)

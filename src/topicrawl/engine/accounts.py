@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from topicrawl.core.errors import ConfigError, PermanentFetchError
 from topicrawl.revisit.influence import (
@@ -72,6 +73,16 @@ _log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
 
 
+class SplitFetches(Protocol):
+    """The per-account reads done elsewhere (e.g. split between the video system's nodes)."""
+
+    async def following_many(
+        self, ids: Sequence[str], hop: int
+    ) -> Mapping[str, Sequence[Account] | None]: ...
+
+    async def statuses_many(self, ids: Sequence[str]) -> Mapping[str, list[TimelineEntry]]: ...
+
+
 @dataclass(frozen=True)
 class AccountPipelineSettings:
     """The pipeline's bounds and knobs (see each step's module for its own)."""
@@ -92,6 +103,7 @@ class AccountPipelineSettings:
     threads: int = 4
     node_weights: Mapping[str, float] | None = None
     placed: Mapping[str, str] = field(default_factory=dict)
+    for_plan: float | None = None  # the video system's plan this ranking follows (its time)
 
     def __post_init__(self) -> None:
         if self.search_limit < 1 or self.max_following < 1 or self.max_posts < 1:
@@ -127,6 +139,7 @@ class AccountPipelineSettings:
             "nodes": list(self.nodes),
             "node_weights": dict(self.node_weights) if self.node_weights else None,
             "threads": self.threads,
+            "for_plan": self.for_plan,
         }
 
 
@@ -155,16 +168,27 @@ async def run_and_store(
     *,
     progress: Progress | None = None,
     now: float | None = None,
+    split: Callable[[int], SplitFetches] | None = None,
 ) -> tuple[int, AccountRun, dict[str, int]]:
     """:func:`run_account_pipeline` recorded as a run of ``store``: the run's id, its result
     and its counts (matched, accounts, edges, kept). A failed run is marked failed.
+
+    ``split`` gives the per-account reads of the run (by its id) when they are done
+    elsewhere.
 
     Raises:
         as :func:`run_account_pipeline`, and StorageError.
     """
     run_id = await store.start_run(client.source, entities=len(names), settings=settings.summary())
     try:
-        result = await run_account_pipeline(client, names, settings, progress=progress, now=now)
+        result = await run_account_pipeline(
+            client,
+            names,
+            settings,
+            progress=progress,
+            now=now,
+            fetches=split(run_id) if split is not None else None,
+        )
         await store.record(run_id, client.source, result.records, result.graph.edges, result.posts)
     except BaseException as exc:
         await store.finish_run(run_id, status="failed", counts={}, error=repr(exc)[:500])
@@ -220,8 +244,12 @@ async def run_account_pipeline(
     *,
     progress: Progress | None = None,
     now: float | None = None,
+    fetches: SplitFetches | None = None,
 ) -> AccountRun:
     """Run every step against ``client`` for the entity ``names``.
+
+    With ``fetches``, the following lists and timelines are read through it (e.g. by every
+    node of the video system) and only matched, merged, filtered and ranked here.
 
     Raises:
         ConfigError: no usable name.
@@ -245,10 +273,19 @@ async def run_account_pipeline(
         return await client.following(account_id, max_accounts=s.max_following)
 
     graph = await grow_follow_graph(
-        [m.account for m in matches], following, max_hops=s.max_hops, max_per_hop=s.max_per_hop
+        [m.account for m in matches],
+        following,
+        max_hops=s.max_hops,
+        max_per_hop=s.max_per_hop,
+        following_many=fetches.following_many if fetches is not None else None,
     )
     report("graph", len(graph.accounts), len(graph.accounts))
-    timelines = await _timelines(client, sorted(graph.accounts), s, report)
+    if fetches is not None:
+        read = await fetches.statuses_many(sorted(graph.accounts))
+        timelines = {a: list(read.get(a, [])) for a in sorted(graph.accounts)}
+        report("posts", len(timelines), len(timelines))
+    else:
+        timelines = await _timelines(client, sorted(graph.accounts), s, report)
     by_account = {m.account.id: m for m in matches}
     keep = {a for a, m in by_account.items() if m.step in s.keep_steps}
     documents = {a: "\n".join(e.post.text for e in tl) for a, tl in timelines.items()}

@@ -21,11 +21,12 @@ clock).
 
 **Nodes.** With ``node`` set, this process revisits only the videos and accounts placed on it
 (:func:`~topicrawl.revisit.videoplan.video_node`,
-:func:`~topicrawl.engine.accounts.account_node`). The first of ``nodes`` leads: it alone
-crawls, plans and runs the account pipeline, and writes the plan (``videos``) and the
-accounts' tiers and nodes to the shared database; every other node follows: it waits for the
-leader's first plan, revisits its share, and picks up each new plan and account ranking as the
-leader writes them (looking every ``follow_poll`` of the clock once a plan is due). Each
+:func:`~topicrawl.engine.accounts.account_node`). The first of ``nodes`` leads: it
+leads the first crawl (done by every node, see below), plans and runs the account pipeline,
+and writes the plan (``videos``) and the accounts' tiers and nodes to the shared database;
+every other node follows: it waits for the leader's first plan, revisits its share, and picks
+up each new plan and account ranking as the leader writes them (looking every ``follow_poll``
+of the clock once a plan is due). Each
 node's real time per item in a round (between two plans) is kept in ``node_rounds``; the
 leader's next plan places new videos and new accounts by those measured rates (what is placed
 stays while its node is listed).
@@ -43,13 +44,19 @@ week is planned twice) and places the dead leader's videos and accounts on the l
 lease nobody took (the first node died before it could) is taken the same way once a
 ``lease_ttl`` has passed since the follower started. A leader that finds the lease taken
 (while revisiting, crawling or ranking: that work is cancelled) steps down and follows.
-Partial: the first crawl and the account pipeline run on the leader alone rather than split
-between nodes.
+**The work is split** (``split``, on by default with several nodes;
+:mod:`topicrawl.engine.videosplit`): the leader's first crawl and its account pipeline's reads
+(each hop's following lists, the accounts' posts) are jobs in the shared database that every
+live node works on (a task beside its other work claims a few items at a time); the leader
+only seeds the crawl, merges, plans, filters and ranks. A node that dies holding items loses
+them to the others when its claims end; a leader that dies mid-crawl leaves the crawl's job to
+the node that takes its lease over, which continues it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -71,6 +78,7 @@ from topicrawl.engine.accounts import (
     run_and_store,
 )
 from topicrawl.engine.parsers import open_parser_library
+from topicrawl.engine.videosplit import AccountFetches, SplitSettings, WorkSplit
 from topicrawl.fetch.client import HttpFetcher
 from topicrawl.fetch.robots import RobotsCache
 from topicrawl.parse.content import content_hash
@@ -134,6 +142,10 @@ class VideoSystemSettings:
             or ``change-rate`` (each page's freshness-optimal interval from its estimated
             change rate and its video's plays, at the tiers' budget, re-planned every tier-1
             period and shown as the nearest tier).
+        split: with several nodes, every live node does part of the first crawl and of the
+            account pipeline's reads (following lists, posts) through the shared database
+            (:mod:`topicrawl.engine.videosplit`); off: the leader does them alone.
+        split_settings: the split's batches, claim time and poll.
     """
 
     site: str
@@ -154,6 +166,8 @@ class VideoSystemSettings:
     follow_timeout: float | None = None
     lease_ttl: float | None = None
     policy: str = "tiers"
+    split: bool = True
+    split_settings: SplitSettings = field(default_factory=SplitSettings)
 
     def __post_init__(self) -> None:
         if not self.site.startswith(("http://", "https://")):
@@ -218,6 +232,7 @@ class SystemReport:
     max_lateness: float = 0.0
     nodes: dict[str, int] = field(default_factory=dict)
     node_weights: dict[str, float] = field(default_factory=dict)
+    split: dict[str, int] = field(default_factory=dict)  # job kind -> items this node did
 
 
 @dataclass(frozen=True)
@@ -282,6 +297,7 @@ class VideoSystem:
         self._leased = settings.node is not None and len(settings.nodes) > 1
         self._renew_at = -math.inf
         self._gone: set[str] = set()  # leaders whose lease this node took over
+        self.split: WorkSplit | None = None  # with several nodes and ``split`` on
 
     async def run(self) -> SystemReport:
         """Crawl, plan, rank accounts, then revisit what is due until ``days`` have passed.
@@ -296,14 +312,40 @@ class VideoSystem:
         report.started_at = start
         span = s.days * s.day_seconds
         patience = start + (s.follow_timeout or span)
-        async with VideoStore(s.db) as store:
+        async with VideoStore(s.db) as store, contextlib.AsyncExitStack() as stack:
             keeper = asyncio.create_task(self._keep_lease(store)) if self._leased else None
+            helper = None
+            if self._leased and s.split:
+                self.split = await self._open_split(store, stack)
+                helper = asyncio.create_task(self.split.help())
             try:
                 return await self._run(store, start, patience)
             finally:
-                if keeper is not None:
-                    keeper.cancel()
-                    await asyncio.wait({keeper})
+                for task in (keeper, helper):
+                    if task is not None:
+                        task.cancel()
+                        await asyncio.wait({task})
+                if self.split is not None:
+                    report.split = dict(self.split.done)
+
+    async def _open_split(self, store: VideoStore, stack: contextlib.AsyncExitStack) -> WorkSplit:
+        """This node's part in the split jobs (with a microblog client of its own)."""
+        s = self.s
+        assert s.node is not None
+        client = None
+        if s.api:
+            client = AccountsClient(s.api)
+            await stack.enter_async_context(client)
+        return WorkSplit(
+            store,
+            source=self.source,
+            node=s.node,
+            crawl=self._crawl_settings(),
+            client=client,
+            max_following=s.accounts.max_following,
+            max_posts=s.accounts.max_posts,
+            settings=s.split_settings,
+        )
 
     async def _run(self, store: VideoStore, start: float, patience: float) -> SystemReport:
         s, report = self.s, self.report
@@ -393,11 +435,9 @@ class VideoSystem:
                 "check the schemas' domains and paths"
             )
 
-    async def _crawl(self) -> int:
-        from topicrawl.engine.build import run_crawl  # noqa: PLC0415 - the crawl's whole stack
-
+    def _crawl_settings(self) -> CrawlSettings:
         s = self.s
-        settings = CrawlSettings(
+        return CrawlSettings(
             seeds=(s.site,),
             sitemaps=True,
             max_pages=s.max_pages,
@@ -408,10 +448,34 @@ class VideoSystem:
             scope={"allowed_domains": (urlsplit(s.site).hostname or "",), "max_depth": 20},
             storage={"url": s.db},
         )
+
+    async def _crawl(self) -> int:
+        from topicrawl.engine.build import run_crawl  # noqa: PLC0415 - the crawl's whole stack
+
+        s = self.s
+        if self.split is not None:
+            return await self._crawl_split(self.split)
+        settings = self._crawl_settings()
         self._say(f"crawling {s.site} with the parser library")
         report = await run_crawl(settings)
         self._say(f"crawl: {report.stats.pages} pages")
         return report.stats.pages
+
+    async def _crawl_split(self, split: WorkSplit) -> int:
+        """The first crawl with every live node (a dead leader's unfinished one continued);
+        how many URLs it took."""
+        job = await split.open_crawl_job()
+        items: list[str] = []
+        if job is None:
+            job, items = await split.start_crawl_job()
+            self._say(f"crawling {self.s.site} split between the nodes ({len(items)} to start)")
+        else:
+            self._say(f"node {self.s.node}: continuing the crawl {job} of a node gone")
+        done = await split.lead(job, items)
+        await split.finish_crawl_job(job, len(done))
+        counts = await split.store.split_counts(self.source, job)
+        self._say(f"crawl: {len(done)} URLs, by node: {dict(sorted(counts.items()))}")
+        return len(done)
 
     async def _nodes(self, store: VideoStore, now: float) -> dict[str, float]:
         """Each node's weight for new videos: its measured items per second in its last round
@@ -566,8 +630,17 @@ class VideoSystem:
             nodes=tuple(n for n in s.nodes if n not in self._gone),
             node_weights=self.report.node_weights or None,
             placed={r["account_id"]: r["node"] for r in stored if r["node"]},
+            for_plan=self._planned_at,
         )
-        run_id, result, counts = await run_and_store(client, store, names, settings, now=now)
+        split = self.split
+        run_id, result, counts = await run_and_store(
+            client,
+            store,
+            names,
+            settings,
+            now=now,
+            split=(lambda run: AccountFetches(split, str(run))) if split is not None else None,
+        )
         self._run_id = run_id
         self.report.account_runs += 1
         self.report.accounts = {**counts, "dropped": counts["accounts"] - counts["kept"]}
@@ -586,6 +659,19 @@ class VideoSystem:
             f"{counts['accounts']} in the follow graph, {counts['kept']} kept"
         )
         return result
+
+    async def _ranked(self, client: AccountsClient, store: AccountStore) -> bool:
+        """Whether the latest plan has its account ranking: a done run made for it or a later
+        one (a run whose settings do not say, made before session 20, counts as made for it)."""
+        runs = await store.runs(limit=20)
+        done = [r for r in runs if r.source == client.source and r.status == "done"]
+        if not done:
+            return False
+        try:
+            made_for = json.loads(done[0].settings).get("for_plan")
+        except (ValueError, AttributeError):
+            return True
+        return made_for is None or float(made_for) >= self._planned_at
 
     def _schedule_accounts(self, kept: Mapping[str, tuple[int, str]], now: float) -> None:
         """Due times of this node's kept accounts (id -> tier, node); the others are dropped."""
@@ -795,6 +881,14 @@ class VideoSystem:
             elif now >= next_plan:
                 if self._leased and await self._take_over(store, now):
                     next_plan = self._planned_at + s.tiers.recompute_period
+                    if client is not None and not await self._ranked(client, io.accounts):
+                        # The dead leader planned but did not rank: rank for its plan now
+                        # rather than skip the accounts' week.
+                        try:
+                            await self._under_lease(self._rank_accounts(client, io.accounts, now))
+                        except _LeaseLost:
+                            self._step_down("while ranking")
+                            next_plan = now
                     continue  # plan now if the dead leader's next plan is due
                 await self._follow(store, now)
                 if client is not None:

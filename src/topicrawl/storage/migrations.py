@@ -53,6 +53,7 @@ from topicrawl.storage.schema import (
     PAGE_TOPIC_INDEXES,
     PARSER_TABLES,
     REVISIT_TABLES,
+    SPLIT_TABLES,
     SYSTEM_TABLES,
     TRACKING_TABLES,
     VIDEO_TABLES,
@@ -349,6 +350,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         17,
         "dashboard search (PostgreSQL): pages indexed by (topic, id) and (host, id)",
         add_filter_indexes,
+    ),
+    Migration(
+        18,
+        "video system: the first crawl's and account pipeline's work split between nodes",
+        create_tables(*SPLIT_TABLES),
     ),
 )
 

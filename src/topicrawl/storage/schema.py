@@ -682,3 +682,23 @@ leader_terms = Table(
 )
 
 LEADER_TABLES: tuple[Table, ...] = (leader_leases, leader_terms)
+
+# -- work split between the video system's nodes (schema version 18) -----------------------------
+# The items of one job (the first crawl's URLs, an account ranking's accounts to read) that
+# every live node claims a few at a time: a claim lasts until ``expires`` (real seconds), so a
+# dead node's items go back to the others; ``done`` items keep who did them and their result.
+split_items = Table(
+    "split_items",
+    metadata,
+    Column("source", Text, nullable=False, comment="the video site's base URL"),
+    Column("job", Text, nullable=False, comment="e.g. crawl:<run id>, follows:<run>:<hop>"),
+    Column("item", Text, nullable=False, comment="a URL or an account id"),
+    Column("node", Text, nullable=True, comment="who holds or did it (NULL: nobody yet)"),
+    Column("expires", Double, nullable=True, comment="when the claim ends (epoch seconds)"),
+    Column("done", Boolean, nullable=False),
+    Column("result", Text, nullable=True, comment="JSON, the job kind's own"),
+    PrimaryKeyConstraint("source", "job", "item"),
+    Index("ix_split_items_open", "source", "job", "done"),
+)
+
+SPLIT_TABLES: tuple[Table, ...] = (split_items,)

@@ -26,11 +26,14 @@ from topicrawl.revisit.tiers import TierPolicy, period_of
 from topicrawl.revisit.videoplan import Video, VideoPlan
 from topicrawl.storage.accountstore import upsert_rows
 from topicrawl.storage.opening import SideStore
+from topicrawl.storage.outlinks import decode_links
 from topicrawl.storage.schema import (
     leader_leases,
     leader_terms,
     node_rounds,
     page_records,
+    pages,
+    split_items,
     system_visits,
     video_tiers,
     videos,
@@ -299,3 +302,161 @@ class VideoStore(SideStore):
             select(videos.c.video, videos.c.node).where(videos.c.source == source)
         )
         return {row.video: row.node for row in rows}
+
+    # -- work split between nodes (schema 18) -------------------------------------------------
+
+    async def split_add(self, source: str, job: str, items: Sequence[str]) -> int:
+        """Add ``items`` to ``job`` (those it has already are left as they are); how many were
+        new."""
+        if not items:
+            return 0
+        have = {
+            row.item
+            for row in await self._fetch(
+                select(split_items.c.item).where(
+                    split_items.c.source == source, split_items.c.job == job
+                )
+            )
+        }
+        rows = [
+            {"source": source, "job": job, "item": i, "node": None, "expires": None, "done": False}
+            for i in dict.fromkeys(items)
+            if i not in have
+        ]
+        added = 0
+        for start in range(0, len(rows), _CHUNK):
+            chunk = rows[start : start + _CHUNK]
+            try:
+                async with self._write() as connection:
+                    await connection.execute(
+                        insert(split_items), [{**r, "done": False} for r in chunk]
+                    )
+                added += len(chunk)
+            except StorageError as exc:
+                if not isinstance(exc.__cause__, IntegrityError):
+                    raise
+                for row in chunk:  # another node added some meanwhile: one at a time
+                    try:
+                        async with self._write() as connection:
+                            await connection.execute(insert(split_items).values(**row))
+                        added += 1
+                    except StorageError as one:
+                        if not isinstance(one.__cause__, IntegrityError):
+                            raise
+        return added
+
+    async def split_claim(
+        self, source: str, job: str, node: str, count: int, *, now: float, until: float
+    ) -> list[str]:
+        """Claim up to ``count`` of ``job``'s open items for ``node`` until ``until``: items
+        nobody holds, or whose claim ended before ``now`` (its node died or stalled). Each is
+        taken by compare and set, so of nodes racing for one item, one gets it."""
+        t = split_items.c
+        free = (t.node.is_(None)) | (t.expires < now)
+        rows = await self._fetch(
+            select(t.item, t.node, t.expires)
+            .where(t.source == source, t.job == job, t.done.is_(False), free)
+            .order_by(t.item)
+            .limit(count * 3)
+        )
+        taken: list[str] = []
+        async with self._write() as connection:
+            for row in rows:
+                if len(taken) >= count:
+                    break
+                same = t.node.is_(None) if row.node is None else (t.node == row.node)
+                held = t.expires.is_(None) if row.expires is None else (t.expires == row.expires)
+                result = await connection.execute(
+                    update(split_items)
+                    .where(
+                        t.source == source, t.job == job, t.item == row.item,
+                        t.done.is_(False), same, held,
+                    )
+                    .values(node=node, expires=until)
+                )  # fmt: skip
+                if result.rowcount == 1:
+                    taken.append(row.item)
+        return taken
+
+    async def split_renew(
+        self, source: str, job: str, node: str, items: Sequence[str], *, until: float
+    ) -> int:
+        """Extend ``node``'s claims of ``items`` (those it still holds) until ``until``; how
+        many it still holds."""
+        t = split_items.c
+        async with self._write() as connection:
+            result = await connection.execute(
+                update(split_items)
+                .where(
+                    t.source == source, t.job == job, t.node == node,
+                    t.item.in_(list(items)), t.done.is_(False),
+                )
+                .values(expires=until)
+            )  # fmt: skip
+        return int(result.rowcount)
+
+    async def split_done(
+        self, source: str, job: str, node: str, results: Mapping[str, str | None]
+    ) -> None:
+        """Mark items done by ``node`` with their results (JSON text or None). An item another
+        node finished first keeps that node's result."""
+        t = split_items.c
+        async with self._write() as connection:
+            for item, result in results.items():
+                await connection.execute(
+                    update(split_items)
+                    .where(t.source == source, t.job == job, t.item == item, t.done.is_(False))
+                    .values(node=node, done=True, result=result, expires=None)
+                )
+
+    async def split_left(self, source: str, job: str) -> int:
+        """How many of ``job``'s items are not done."""
+        t = split_items.c
+        rows = await self._fetch(
+            select(func.count()).where(t.source == source, t.job == job, t.done.is_(False))
+        )
+        return int(rows[0][0])
+
+    async def split_open_jobs(self, source: str) -> list[str]:
+        """The jobs of ``source`` with items not done, oldest name first."""
+        t = split_items.c
+        rows = await self._fetch(
+            select(t.job).where(t.source == source, t.done.is_(False)).distinct().order_by(t.job)
+        )
+        return [row.job for row in rows]
+
+    async def split_results(self, source: str, job: str) -> dict[str, str | None]:
+        """``job``'s done items and their results."""
+        t = split_items.c
+        rows = await self._fetch(
+            select(t.item, t.result).where(t.source == source, t.job == job, t.done.is_(True))
+        )
+        return {row.item: row.result for row in rows}
+
+    async def split_counts(self, source: str, prefix: str = "") -> dict[str, int]:
+        """Done items by the node that did them, over the jobs whose name starts with
+        ``prefix``."""
+        t = split_items.c
+        rows = await self._fetch(
+            select(t.node, func.count())
+            .where(t.source == source, t.done.is_(True), t.job.startswith(prefix))
+            .group_by(t.node)
+        )
+        return {str(row[0]): int(row[1]) for row in rows}
+
+    async def page_links(self, urls: Sequence[str]) -> dict[str, list[str]]:
+        """The stored outgoing links of those of ``urls`` that are stored pages (and of the
+        pages they redirected to)."""
+        out: dict[str, list[str]] = {}
+        for start in range(0, len(urls), _CHUNK):
+            chunk = list(urls[start : start + _CHUNK])
+            rows = await self._fetch(
+                select(pages.c.url, pages.c.final_url, pages.c.links).where(
+                    pages.c.url.in_(chunk) | pages.c.final_url.in_(chunk)
+                )
+            )
+            for row in rows:
+                found = [link.url for link in decode_links(row.links)]
+                out.setdefault(row.url, []).extend(found)
+                out.setdefault(row.final_url, []).extend(found)
+        return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import signal
 import sqlite3
@@ -130,6 +131,24 @@ async def test_a_follower_takes_over_the_lease_of_a_dead_leader(tmp_path: Path) 
     assert report.account_visits > 0
 
 
+async def test_a_ranking_lost_with_the_lease_is_made_by_the_next_leader(tmp_path: Path) -> None:
+    clock = LockstepClock(START, parties=2)
+    db = str(tmp_path / "video.db")
+    with Seed004Demo(clock, titles=6) as demo:
+        # The leader dies right after its day-7 plan, before that week's account ranking.
+        report, lines = await _leader_killed(
+            demo, clock, tmp_path, days=15.0, at="plan at day 7.0", wait=0
+        )
+    async with AccountStore(db, read_only=True) as accounts:
+        ranked = [r for r in await accounts.runs() if r.status == "done"]
+    assert any("lease of node a expired" in line for line in lines)
+    # Each week's plan has its ranking: the follower ranked for the dead leader's day-7 plan
+    # when it took the lease over (not a week later), then for its own day-14 plan.
+    made_for = sorted(round((json.loads(r.settings)["for_plan"] - START) / DAY, 6) for r in ranked)
+    assert made_for == [0.0, 7.0, 14.0]
+    assert report.account_runs == 2
+
+
 async def test_a_leader_dead_before_its_first_plan_is_replaced(tmp_path: Path) -> None:
     clock = LockstepClock(START, parties=2)
     db = str(tmp_path / "video.db")
@@ -183,6 +202,9 @@ async def test_a_leader_keeps_its_lease_through_a_crawl_longer_than_it(tmp_path:
             # On SQLite a renewal waits for the crawl's writes: a 2 s lease flapped between
             # the nodes at load 40 on 2 cores (the default is at least 60 s).
             "lease_ttl": 5.0,
+            # The leader crawls alone (the crawl's length is known from its pages); the split
+            # crawl runs under the same renewer (not tested on its own here).
+            "split": False,
         }
         leader = VideoSystem(VideoSystemSettings(**common, node="a"), clock=clock)
         follower = VideoSystem(
