@@ -135,9 +135,11 @@ def run_command(  # noqa: PLR0917 - typer maps each option to a parameter
         bool,
         typer.Option(
             help="With several nodes, every node does part of the first crawl and of the "
-            "account reads (through the database); --no-split: the leader does them alone."
+            "account reads (through the database). Off by default: each node keeps a host's "
+            "delay on its own (N nodes may ask a host N times as often), and on a fast site "
+            "it is slower than the leader alone."
         ),
-    ] = True,
+    ] = False,
 ) -> None:
     """Crawl a video site with the parser library, tier its videos by popularity, rank their
     microblog accounts, and revisit both when due (see ``topicrawl video --help``)."""

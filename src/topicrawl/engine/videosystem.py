@@ -166,7 +166,10 @@ class VideoSystemSettings:
     follow_timeout: float | None = None
     lease_ttl: float | None = None
     policy: str = "tiers"
-    split: bool = True
+    # Off by default (session 20): a host's delay is kept by each node, not across nodes (N
+    # nodes may ask a host N times as often), and on a site that answers at once the split
+    # ran about 2x slower than one node on 2 cores (benchmarks/revisit, "Session 20").
+    split: bool = False
     split_settings: SplitSettings = field(default_factory=SplitSettings)
 
     def __post_init__(self) -> None:
