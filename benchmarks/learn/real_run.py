@@ -61,6 +61,11 @@ def run_policy(
         "TOPICRAWL_PARSE_WORKERS": "0",
         "TOPICRAWL_STORAGE__FLUSH_INTERVAL": "0.5",
     }
+    if args.no_sharing:  # a node crawls only the hosts it holds: placement alone decides
+        env |= {
+            "TOPICRAWL_DISTRIBUTED__SHARE_HOSTS": "false",
+            "TOPICRAWL_DISTRIBUTED__STEAL_MIN": "0",
+        }
     load_before = os.getloadavg()
     start = time.monotonic()
     procs = []
@@ -168,8 +173,26 @@ async def _stored_and_drop(schema: str, namespace: str) -> int:
     return int(count)
 
 
+def table(report: dict[str, Any]) -> str:
+    """The runs of a report as a markdown table, one row a run, in the order they ran."""
+    lines = [
+        "| round | policy | good pages/s | refused (403+429) | p50 s | p95 s | never crawled "
+        "| stored | handed on | wall s | load 1-min before/after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in report["runs"]:
+        lines.append(
+            f"| {r['round']} | {r['policy']} | {r['good_pages_per_s']} | {r['refused_fetches']} "
+            f"| {r['p50_s']} | {r['p95_s']} | {r['never_crawled']} of {r['total_pages']} "
+            f"| {r['stored']} | {r['hosts_handed_on']} | {r['wall_s']} "
+            f"| {r['load_before'][0]} / {r['load_after'][0]} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", type=Path, help="print a report's table and stop")
     parser.add_argument("--policies", default="rendezvous,success-table,dqn")
     parser.add_argument("--model", type=Path, default=HERE / "out" / "dqn.pt")
     parser.add_argument("--rounds", type=int, default=1)
@@ -178,8 +201,17 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8460)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument(
+        "--no-sharing",
+        action="store_true",
+        help="idle nodes neither pop other nodes' ready hosts nor take them (share_hosts "
+        "false, steal_min 0): where the policy places a host is where it is crawled",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "real_run.json")
     args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(args.table.read_text())))
+        return
     policies = args.policies.split(",")
     web = subprocess.Popen(
         [
