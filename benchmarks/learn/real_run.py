@@ -177,14 +177,15 @@ def table(report: dict[str, Any]) -> str:
     """The runs of a report as a markdown table, one row a run, in the order they ran."""
     lines = [
         "| round | policy | good pages/s | refused (403+429) | p50 s | p95 s | never crawled "
-        "| stored | handed on | wall s | load 1-min before/after |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| stored | stored / wall s | handed on | wall s | load 1-min before/after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["runs"]:
         lines.append(
             f"| {r['round']} | {r['policy']} | {r['good_pages_per_s']} | {r['refused_fetches']} "
             f"| {r['p50_s']} | {r['p95_s']} | {r['never_crawled']} of {r['total_pages']} "
-            f"| {r['stored']} | {r['hosts_handed_on']} | {r['wall_s']} "
+            f"| {r['stored']} | {r['stored'] / r['wall_s']:.2f} | {r['hosts_handed_on']} "
+            f"| {r['wall_s']} "
             f"| {r['load_before'][0]} / {r['load_after'][0]} |"
         )
     return "\n".join(lines)
