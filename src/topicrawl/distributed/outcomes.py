@@ -14,7 +14,10 @@ seen to. Each row has one writer (the node it is about), so a row is simply over
 Redis keys, under the crawl's prefix: ``outcomes`` (hash: ``host\\0node`` -> ``"tries
 refused"``), ``outcomes:changed`` (sorted set: the field by its version) and
 ``outcomes:version`` (the counter). A node reads the rows changed since the last version it
-saw.
+saw. ``refuses:<node>`` (set) holds the hosts whose row rules that node out: an idle node's
+pop neither pops such a host from another node (``share_hosts``) nor takes it
+(``steal_min``), looking at most 8 hosts deep into each other node's ready set
+(``common.lua``). Hosts in the shared pool (no owner yet) are not checked.
 """
 
 from __future__ import annotations
@@ -35,11 +38,18 @@ __all__ = ["SharedOutcomes"]
 
 log = logging.getLogger(__name__)
 
+# ARGV: field, row, host, '1' if the row rules the node out (else '0'), for each row. KEYS[4]
+# is the set of hosts that refuse this node, which other nodes' idle pops read (common.lua).
 _PUBLISH = """
-for i = 1, #ARGV, 2 do
+for i = 1, #ARGV, 4 do
   local version = redis.call('INCR', KEYS[3])
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[2], version, ARGV[i])
+  if ARGV[i + 3] == '1' then
+    redis.call('SADD', KEYS[4], ARGV[i + 2])
+  else
+    redis.call('SREM', KEYS[4], ARGV[i + 2])
+  end
 end
 return redis.call('GET', KEYS[3])
 """
@@ -76,6 +86,7 @@ class SharedOutcomes:
         self._rows = prefix + "outcomes"
         self._changed = prefix + "outcomes:changed"
         self._version = prefix + "outcomes:version"
+        self._refusing = prefix + "refuses:" + node
         self.node = node
         self.table = table
         self._on_learnt = on_learnt
@@ -105,18 +116,21 @@ class SharedOutcomes:
         for host in hosts:
             row = self.table.row(host, self.node)
             if row is not None:
-                args += [f"{host}\0{self.node}", f"{row[0]!r} {row[1]!r}"]
+                rules_out = "1" if self.table.refuses(host, self.node) else "0"
+                args += [f"{host}\0{self.node}", f"{row[0]!r} {row[1]!r}", host, rules_out]
         if not args:
             self._dirty.clear()
             return 0
         try:
-            await self._client.eval(_PUBLISH, 3, self._rows, self._changed, self._version, *args)
+            await self._client.eval(
+                _PUBLISH, 4, self._rows, self._changed, self._version, self._refusing, *args
+            )
         except RedisError as exc:
             raise FrontierError(f"sharing outcomes: {type(exc).__name__}: {exc}") from exc
         self._dirty.difference_update(hosts)
         self._shared.update(hosts)
-        self.published += len(args) // 2
-        return len(args) // 2
+        self.published += len(args) // 4
+        return len(args) // 4
 
     async def pull(self) -> int:
         """Take the other nodes' rows changed since the last pull (all of them the first

@@ -11,6 +11,11 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
+from tests.unit.distributed.test_partitioned_frontier import (  # noqa: F401 - fixtures
+    Open,
+    clock,
+    open_node,
+)
 from topicrawl.core.models import FetchOutcome, Request
 from topicrawl.distributed import (
     Heartbeat,
@@ -210,3 +215,40 @@ async def test_the_standalone_coordinator_places_by_the_workers_default_policy(
         assert moved == set()
     else:
         assert moved  # rendezvous ignores what n2 learnt
+
+
+async def test_an_idle_node_does_not_pop_or_take_a_host_that_refused_it(
+    open_node: Open,  # noqa: F811
+    redis_url: str,
+) -> None:
+    n1 = await open_node("n1", propose_owner=lambda host: "n1", steal_min=0)
+    await n1.push([Request(url=f"http://x.test/{i}") for i in range(3)])
+    await n1.push([Request(url=f"http://y.test/{i}") for i in range(2)])
+    sharer = await open_node("n2", steal_min=0, share=True)
+    taker = await open_node("n2", steal_min=1, share=False)
+    client = Redis.from_url(redis_url)
+    try:
+        n2 = SharedOutcomes(client, prefix=sharer.prefix, node="n2", table=SuccessTablePolicy())
+        n2.table.observe("x.test", "n2", latency=0.1, status=403)
+        n2.note("x.test", refused=True)
+        await n2.publish()
+        # x.test (pushed first, so first in n1's ready set) is passed over, shared or taken.
+        shared = await sharer.pop()
+        assert shared is not None
+        assert shared.host == "y.test"
+        assert await n1.owners_of(["y.test"]) == {"y.test": "n1"}  # popped, not taken
+        taken = await taker.pop()
+        assert taken is not None
+        assert taken.host == "y.test"
+        assert await n1.owners_of(["x.test", "y.test"]) == {"x.test": "n1", "y.test": "n2"}
+        assert await sharer.pop() is None
+        # Once x.test serves n2 again (its row no longer rules n2 out), n2 may pop it.
+        for _ in range(10):
+            n2.table.observe("x.test", "n2", latency=0.1, status=200)
+            n2.note("x.test", refused=False)
+        await n2.publish()
+        again = await sharer.pop()
+        assert again is not None
+        assert again.host == "x.test"
+    finally:
+        await client.aclose()
