@@ -17,9 +17,10 @@ Under the success table, what a node learns is shared with the other nodes throu
 (:mod:`topicrawl.distributed.outcomes`, given as ``shared``): another node's policy then
 knows that a host refused this one, and a node that joins starts from it. A host already held
 is not proposed again, so that matters when hosts move for other reasons: an idle node taking
-a ready host from a busy one (by readiness alone: it can still take a host that refuses it,
-and hands it on again after its next refusal, one wasted fetch per such move), or a node
-joining or dying.
+a ready host from a busy one (the pop skips the hosts whose shared rows rule the node out,
+looking 8 deep into the other node's ready set; past that, or before the rows are shared, it
+can still take a host that refuses it, and hands it on again after its next refusal), or a
+node joining or dying.
 """
 
 from __future__ import annotations
