@@ -83,6 +83,19 @@ LockOption = Annotated[
     typer.Option(help="Coordinator lock TTL in seconds (5; at most the heartbeat timeout)."),
 ]
 
+AssignmentOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Where new hosts go: success-table (default: two choices by expected delay, "
+        "avoiding nodes a host refused), rendezvous (throughput-weighted), "
+        "rendezvous-plain, hash, bounded, least-loaded, sed, two-choices, "
+        "dqn (needs the learn extra and --assignment-model)."
+    ),
+]
+AssignmentModelOption = Annotated[
+    str | None, typer.Option(help="The dqn policy's trained model file.")
+]
+
 
 def _distributed(**overrides: object) -> DistributedSettings:
     from topicrawl.distributed.settings import load_distributed  # noqa: PLC0415 - slow import
@@ -174,18 +187,8 @@ def worker(  # noqa: PLR0917 - typer maps each option to a parameter
     exact_dedupe: Annotated[
         bool | None, typer.Option(help="Exact URL set in Redis instead of a Bloom filter.")
     ] = None,
-    assignment: Annotated[
-        str | None,
-        typer.Option(
-            help="Where new hosts go: success-table (default: two choices by expected delay, "
-            "avoiding nodes a host refused), rendezvous (throughput-weighted), "
-            "rendezvous-plain, hash, bounded, least-loaded, sed, two-choices, "
-            "dqn (needs the learn extra and --assignment-model)."
-        ),
-    ] = None,
-    assignment_model: Annotated[
-        str | None, typer.Option(help="The dqn policy's trained model file.")
-    ] = None,
+    assignment: AssignmentOption = None,
+    assignment_model: AssignmentModelOption = None,
     config: ConfigOption = None,
     progress_every: Annotated[
         float, typer.Option(help="Seconds between progress lines (0: none).")
@@ -344,8 +347,13 @@ def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
         ),
     ] = 0.0,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error.")] = "info",
+    assignment: AssignmentOption = None,
+    assignment_model: AssignmentModelOption = None,
 ) -> None:
-    """Run the coordinator's duties (dead nodes, rebalancing); a standby takes over if it dies."""
+    """Run the coordinator's duties (dead nodes, rebalancing); a standby takes over if it dies.
+
+    It places the hosts it moves by the workers' assignment policy (give it the same
+    --assignment as the workers)."""
     setup_logging(log_level)
     overrides = {
         "redis_url": redis,
@@ -354,6 +362,8 @@ def coordinator(  # noqa: PLR0917 - typer maps each option to a parameter
         "heartbeat_timeout": heartbeat_timeout,
         "lock_ttl": lock_ttl,
         "coordinator_interval": interval,
+        "assignment": assignment,
+        "assignment_model": assignment_model,
     }
     if not (0 <= wait_for_namespace < float("inf")):
         fail(ConfigError("--wait-for-namespace must be a finite number >= 0"))

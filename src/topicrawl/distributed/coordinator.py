@@ -28,12 +28,9 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from topicrawl.core.errors import FrontierError
-from topicrawl.distributed.partition import (
-    AssignmentPolicy,
-    NodeLoad,
-    RendezvousPolicy,
-    plan_moves,
-)
+from topicrawl.distributed.outcomes import SharedOutcomes
+from topicrawl.distributed.partition import AssignmentPolicy, NodeLoad, plan_moves
+from topicrawl.distributed.policies import SuccessTablePolicy, make_policy
 from topicrawl.distributed.redis_frontier import RedisFrontier
 from topicrawl.distributed.registry import NodeRegistry, NodeState, NodeStatus
 from topicrawl.distributed.settings import DistributedSettings
@@ -306,6 +303,9 @@ async def serve(
 ) -> None:
     """Run the coordinator's rounds standalone until ``stop`` (or the crawl is done).
 
+    Hosts are placed by ``policy``, by default the one ``distributed.assignment`` names (the
+    workers' default: the success table, which reads what the workers learnt from Redis).
+
     Raises:
         FrontierError: Redis is unreachable at start.
     """
@@ -320,14 +320,26 @@ async def serve(
         observer=True,
         retry_for=distributed.redis_retry_for,
     )
+    policy = policy or make_policy(
+        distributed.assignment,
+        min_weight=distributed.min_weight,
+        model=distributed.assignment_model,
+    )
     async with registry, frontier:
         coordinator = Coordinator(
             frontier=frontier,
             registry=registry,
-            policy=policy or RendezvousPolicy(min_weight=distributed.min_weight),
+            policy=policy,
             lock_ttl=distributed.lock_ttl,
             holder=holder,
         )
+        learning = None
+        if isinstance(policy, SuccessTablePolicy):  # what the workers learnt, read each round
+            shared = SharedOutcomes(
+                registry.client, prefix=registry.prefix, node=holder, table=policy
+            )
+            await shared.sync()  # before the first round places anything
+            learning = asyncio.create_task(shared.run(stop, interval=distributed.round_interval))
         rounds = asyncio.create_task(coordinator.run(stop, interval=distributed.round_interval))
         try:
             while not stop.is_set():
@@ -343,3 +355,5 @@ async def serve(
         finally:
             stop.set()
             await rounds
+            if learning is not None:
+                await learning

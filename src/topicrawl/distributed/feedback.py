@@ -13,11 +13,14 @@ view of the live nodes. :class:`FetchFeedback` hears every fetch the worker's cr
   queued URLs, politeness state and leases stay as they are: only which node pops it
   changes), so a node a host refuses stops being given the host's work.
 
-What one node learns stays in that node's policy: another node's policy does not know that a
-host refused this one. A host already held is not proposed again, so that only matters when
-hosts move for other reasons: an idle node taking a ready host from a busy one, or a node
-joining or dying. A node that takes back a host that refuses it hands it on again after its
-next refusal (one wasted fetch per such move).
+Under the success table, what a node learns is shared with the other nodes through Redis
+(:mod:`topicrawl.distributed.outcomes`, given as ``shared``): another node's policy then
+knows that a host refused this one, and a node that joins starts from it. A host already held
+is not proposed again, so that matters when hosts move for other reasons: an idle node taking
+a ready host from a busy one (the pop skips the hosts whose shared rows rule the node out,
+looking 8 deep into the other node's ready set; past that, or before the rows are shared, it
+can still take a host that refuses it, and hands it on again after its next refusal), or a
+node joining or dying.
 """
 
 from __future__ import annotations
@@ -26,11 +29,12 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from topicrawl.core.errors import FrontierError
 from topicrawl.core.models import FetchOutcome
+from topicrawl.distributed.outcomes import SharedOutcomes
 from topicrawl.distributed.partition import AssignmentPolicy, NodeLoad
 from topicrawl.distributed.policies import FeedbackPolicy
 
@@ -85,6 +89,11 @@ class HostAssigner:
         """Drop the cached proposal for ``host``: the next one asks the policy again."""
         self._cache.pop(host, None)
 
+    def forget_all(self, hosts: Iterable[str]) -> None:
+        """:meth:`forget` each of ``hosts``."""
+        for host in hosts:
+            self._cache.pop(host, None)
+
 
 class FetchFeedback:
     """The crawler's ``on_fetch`` listener of a worker (see the module docstring).
@@ -97,7 +106,13 @@ class FetchFeedback:
     """
 
     def __init__(
-        self, *, node: str, assigner: HostAssigner, frontier: HostOwners, window: int = 200
+        self,
+        *,
+        node: str,
+        assigner: HostAssigner,
+        frontier: HostOwners,
+        window: int = 200,
+        shared: SharedOutcomes | None = None,
     ) -> None:
         if window < 1:
             raise ValueError(f"window must be at least 1, got {window}")
@@ -106,6 +121,7 @@ class FetchFeedback:
         policy = assigner.policy
         self._learner = policy if isinstance(policy, FeedbackPolicy) else None
         self._frontier = frontier
+        self._shared = shared
         self._seconds: deque[float] = deque(maxlen=window)
         self._review: set[str] = set()
         self._wake = asyncio.Event()
@@ -133,6 +149,8 @@ class FetchFeedback:
             outcome.host, self.node, latency=outcome.seconds, status=outcome.status
         )
         self._assigner.forget(outcome.host)
+        if self._shared is not None:
+            self._shared.note(outcome.host, refused=outcome.refused)
         if outcome.refused:
             self._review.add(outcome.host)
             self._wake.set()

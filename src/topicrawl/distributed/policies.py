@@ -247,6 +247,21 @@ class SuccessTablePolicy:
         if len(self._table) > self._max_hosts:
             del self._table[next(iter(self._table))]
 
+    def row(self, host: str, node: str) -> tuple[float, float] | None:
+        """The decayed (tries, refusals) of ``host`` on ``node``, or None if none were seen."""
+        return self._table.get(host, {}).get(node)
+
+    def learn(self, host: str, node: str, tries: float, refused: float) -> None:
+        """Take the (tries, refusals) of ``host`` on ``node`` as learnt elsewhere (another
+        node's table, shared through Redis: see :mod:`topicrawl.distributed.outcomes`)."""
+        if not (tries >= 0 and 0 <= refused <= tries and math.isfinite(tries)):
+            raise ValueError(f"bad success-table row for {host} on {node}: {tries}, {refused}")
+        row = self._table.pop(host, {})
+        row[node] = (tries, refused)
+        self._table[host] = row
+        if len(self._table) > self._max_hosts:
+            del self._table[next(iter(self._table))]
+
     def refuses(self, host: str, node: str) -> bool:
         """Whether ``node`` is ruled out for ``host``."""
         tries, refused = self._table.get(host, {}).get(node, (0.0, 0.0))

@@ -6,7 +6,8 @@ joins the crawl's storage run (the first worker starts it), registers in the cra
 registry, crawls the hosts it holds (and takes ready hosts from busy nodes when idle),
 heartbeats with its throughput, error count, queue and processing latency, tells its
 assignment policy how each fetch went (and hands on a host that refuses it when the policy
-says so: see :mod:`topicrawl.distributed.feedback`),
+says so: see :mod:`topicrawl.distributed.feedback`; under the success table it shares what it
+learnt with the other nodes and starts from theirs: :mod:`topicrawl.distributed.outcomes`),
 and runs the coordinator's duties whenever it holds the coordinator lock (so any worker is a
 standby coordinator). It stops when the crawl is done: nothing queued and nothing in flight on
 any worker. On the way out it records that it left, puts back any lease it still holds, and
@@ -39,8 +40,9 @@ from topicrawl.core.tasks import cancel_and_wait
 from topicrawl.distributed.coordinator import Coordinator, node_loads
 from topicrawl.distributed.feedback import FetchFeedback, HostAssigner
 from topicrawl.distributed.namespace import Namespace, ScopedFrontier, SharedScope
+from topicrawl.distributed.outcomes import SharedOutcomes
 from topicrawl.distributed.partition import AssignmentPolicy
-from topicrawl.distributed.policies import make_policy
+from topicrawl.distributed.policies import SuccessTablePolicy, make_policy
 from topicrawl.distributed.progress import WorkerProgress, report_progress
 from topicrawl.distributed.redis_frontier import RedisFrontier
 from topicrawl.distributed.registry import (
@@ -244,6 +246,9 @@ async def _start(
 ) -> WorkerReport:
     check_timing(settings, distributed)
     assigner = HostAssigner(policy)
+    shared = _shared_outcomes(policy, registry, node, assigner)
+    if shared is not None:
+        await shared.sync()  # start from what the other nodes learnt
     frontier = ScopedFrontier(
         distributed.redis_url,
         namespace=distributed.namespace,
@@ -299,6 +304,7 @@ async def _start(
                 run_id=run_id,
                 namespace=namespace,
                 metrics_port=metrics_port,  # obs: dashboard metrics (issue 19)
+                shared=shared,
             )
             return await node_crawl.run(hooks)
         finally:
@@ -319,11 +325,15 @@ class _NodeCrawl:
     run_id: int
     namespace: Namespace
     metrics_port: int | None = None  # obs: issue 19
+    shared: SharedOutcomes | None = None
 
     async def run(self, hooks: _Hooks) -> WorkerReport:
         pages = _PageCounter(hooks.on_progress, self.frontier)
         feedback = FetchFeedback(
-            node=self.info.node, assigner=self.assigner, frontier=self.frontier
+            node=self.info.node,
+            assigner=self.assigner,
+            frontier=self.frontier,
+            shared=self.shared,
         )
         async with open_crawl(
             self.settings,
@@ -362,6 +372,8 @@ class _NodeCrawl:
             async with asyncio.TaskGroup() as group:
                 group.create_task(beats.run(stop, interval=interval))
                 group.create_task(feedback.run(stop))
+                if self.shared is not None:
+                    group.create_task(self.shared.run(stop, interval=interval))
                 # Cancelled when the crawl ends: a listener must never hold up the worker's end.
                 follower = group.create_task(scope.follow(stop))
                 group.create_task(
@@ -486,6 +498,21 @@ class _Heartbeats:
         counts = await self.frontier.host_counts([n.node for n in live])
         self.assigner.update(node_loads(live, counts))
         await self.scope.refresh()
+
+
+def _shared_outcomes(
+    policy: AssignmentPolicy, registry: NodeRegistry, node: str, assigner: HostAssigner
+) -> SharedOutcomes | None:
+    """The success table's sharing through Redis (None for a policy without a table)."""
+    if not isinstance(policy, SuccessTablePolicy):
+        return None
+    return SharedOutcomes(
+        registry.client,
+        prefix=registry.prefix,
+        node=node,
+        table=policy,
+        on_learnt=assigner.forget_all,
+    )
 
 
 async def _join_run(registry: NodeRegistry, settings: CrawlSettings) -> int:

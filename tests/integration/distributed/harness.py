@@ -174,10 +174,12 @@ class Cluster:
             argv += ["--allow-domain", host]
         return argv
 
-    def start_coordinator(self, name: str = "coordinator") -> subprocess.Popen[bytes]:
-        """Start ``topicrawl coordinator``, creating the namespace first (with the settings
-        :meth:`start_worker` gives) when it does not exist yet: a coordinator serves a crawl
-        that exists."""
+    def start_coordinator(
+        self, name: str = "coordinator", *, extra: Sequence[str] = ()
+    ) -> subprocess.Popen[bytes]:
+        """Start ``topicrawl coordinator`` (with ``extra`` options), creating the namespace
+        first (with the settings :meth:`start_worker` gives) when it does not exist yet: a
+        coordinator serves a crawl that exists."""
         where = ["--redis", self.redis_url, "--namespace", self.namespace]
         create = [sys.executable, "-m", "topicrawl.cli", "crawl-ns", "create", *where]
         create += self._crawl_args(0, None, allow_domains=True)
@@ -187,7 +189,7 @@ class Cluster:
         assert made.returncode == 0 or "exists already" in made.stderr, made.stderr
         argv = [sys.executable, "-m", "topicrawl.cli", "coordinator", *self._common()]
         argv += ["--interval", "0.2", "--exit-when-done", "--wait-for-namespace", str(PATIENCE)]
-        return self._start(name, argv)
+        return self._start(name, [*argv, *extra])
 
     def _start(
         self,

@@ -194,3 +194,14 @@ def test_nodes_stores_per_node_configuration(redis_url: str) -> None:
         _drop(redis_url, namespace)
     bad = runner.invoke(app, ["nodes", "--redis", redis_url, "--set-config", "w2=[1]"])
     assert bad.exit_code == 2
+
+
+def test_coordinator_takes_the_workers_assignment_option(redis_url: str) -> None:
+    namespace = f"cli-{uuid.uuid4().hex}"
+    where = ["--redis", redis_url, "--namespace", namespace]
+    bad = runner.invoke(app, ["coordinator", *where, "--assignment", "nearest"])
+    assert bad.exit_code == 2, bad.output
+    assert "success-table" in " ".join(bad.output.split())  # the names it takes
+    # A known policy gets as far as the crawl, which does not exist here.
+    good = runner.invoke(app, ["coordinator", *where, "--assignment", "rendezvous"])
+    assert good.exit_code == 3, good.output

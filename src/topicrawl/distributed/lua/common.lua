@@ -363,6 +363,26 @@ local function first_ready(key)
   return redis.call('ZRANGE', key, 0, 0)[1]
 end
 
+-- Hosts that refused `node` (set: the success table's shared outcomes, see outcomes.py): an
+-- idle node does not pop them from, or take them off, other nodes.
+local function refuses_key(node)
+  return P .. 'refuses:' .. node
+end
+
+-- The first member of another node's ready set that `node` may pop (its host has not
+-- refused `node`), looking at most 8 deep, with its score; or nil.
+local function first_allowed(key, node)
+  local refused = refuses_key(node)
+  local depth = redis.call('EXISTS', refused) == 1 and 7 or 0
+  local top = redis.call('ZRANGE', key, 0, depth, 'WITHSCORES')
+  for i = 1, #top, 2 do
+    if depth == 0 or redis.call('SISMEMBER', refused, string.sub(top[i], 29)) == 0 then
+      return top[i], tonumber(top[i + 1])
+    end
+  end
+  return nil
+end
+
 -- The live node other than `node` with the most ready hosts, if it has at least `least`.
 local function steal_victim(node, least)
   if least <= 0 then return nil end
@@ -385,9 +405,9 @@ local function shared_ready(node)
   for _, other in ipairs(redis.call('SMEMBERS', K_MEMBERS)) do
     if other ~= node then
       local key = rkey(other)
-      local top = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-      if top[1] and (best_score == nil or tonumber(top[2]) < best_score) then
-        best, best_key, best_score = top[1], key, tonumber(top[2])
+      local member, score = first_allowed(key, node)
+      if member and (best_score == nil or score < best_score) then
+        best, best_key, best_score = member, key, score
       end
     end
   end
@@ -429,7 +449,7 @@ local function next_for(node, least, now, maxph, share)
   local source = first_ready(K_READY)
   if not source then
     local victim = steal_victim(node, least)
-    if victim then source = first_ready(rkey(victim)) end
+    if victim then source = first_allowed(rkey(victim), node) end
   end
   if not source then
     if share then return shared_ready(node) end
