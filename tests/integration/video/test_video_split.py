@@ -132,7 +132,11 @@ async def _run(
     return dict(zip(nodes, ended, strict=True)), result, reference, held
 
 
-@pytest.mark.parametrize("nodes", [("a", "b"), ("a", "b", "c")])
+# Three nodes out of the default run (slow): the suite's time; two nodes and the kill test
+# (three nodes) cover the split's paths in it.
+@pytest.mark.parametrize(
+    "nodes", [("a", "b"), pytest.param(("a", "b", "c"), marks=pytest.mark.slow)]
+)
 async def test_every_node_does_part_of_the_first_crawl_and_account_reads(
     tmp_path: Path, store_url: str, nodes: tuple[str, ...]
 ) -> None:
