@@ -42,6 +42,17 @@ async def cluster(
     await made.cleanup()
 
 
+@pytest.fixture
+async def registry(cluster: Cluster) -> AsyncIterator[NodeRegistry]:
+    """The crawl's schema made and its node registry open (closed after the test)."""
+    await cluster.create_schema()
+    opened = await NodeRegistry(
+        cluster.redis_url, namespace=cluster.namespace, heartbeat_timeout=cluster.timeout
+    ).open()
+    yield opened
+    await opened.close()
+
+
 async def start_three(cluster: Cluster, registry: NodeRegistry) -> str:
     """Start three workers with writes held until all have registered and the host has its
     owner; returns the owner."""
@@ -93,20 +104,15 @@ def explain(cluster: Cluster) -> dict[str, object]:
     return {"fetched twice": {p: n for p, n in paths.items() if n > 1}, "said": said[:20]}
 
 
-async def test_three_workers_share_one_host_politely(cluster: Cluster) -> None:
+async def test_three_workers_share_one_host_politely(
+    cluster: Cluster, registry: NodeRegistry
+) -> None:
     cluster.delay = DELAY
     cluster.server.clear_log()
-    await cluster.create_schema()
-    registry = await NodeRegistry(
-        cluster.redis_url, namespace=cluster.namespace, heartbeat_timeout=cluster.timeout
-    ).open()
-    try:
-        owner = await start_three(cluster, registry)
-        codes = await cluster.wait_all(timeout=PATIENCE)
-        assert set(codes.values()) == {0}, (codes, cluster.log("w1"))
-        nodes = {n.node: n for n in await registry.nodes()}
-    finally:
-        await registry.close()
+    owner = await start_three(cluster, registry)
+    codes = await cluster.wait_all(timeout=PATIENCE)
+    assert set(codes.values()) == {0}, (codes, cluster.log("w1"))
+    nodes = {n.node: n for n in await registry.nodes()}
     stored = await cluster.stored()
     assert_each_page_once(cluster, stored)
     # One host, one owner: the two idle workers shared it and stored pages too.
@@ -130,29 +136,22 @@ async def test_three_workers_share_one_host_politely(cluster: Cluster) -> None:
 
 
 async def test_kill_9_of_a_sharing_worker_loses_nothing_and_stores_nothing_twice(
-    cluster: Cluster,
+    cluster: Cluster, registry: NodeRegistry
 ) -> None:
-    await cluster.create_schema()
-    registry = await NodeRegistry(
-        cluster.redis_url, namespace=cluster.namespace, heartbeat_timeout=cluster.timeout
-    ).open()
-    try:
-        owner = await start_three(cluster, registry)
-        # The owner dies holding leases (its fetched pages wait for the held writes).
-        async with cluster.writes_held():
-            await cluster.wait_for_a_held_write()
-            victim = cluster.procs.pop(owner)
-            victim.send_signal(signal.SIGKILL)
-            victim.wait(10)
-            await cluster.wait_declared_dead(registry, owner)
-            # Its host went to a live node (the least loaded: neither held one).
-            owners = await registry.client.hgetall(cluster.prefix + "owner")
-            assert {v.decode() for v in owners.values()} <= set(WORKERS) - {owner}
-        codes = await cluster.wait_all(timeout=PATIENCE)
-        assert set(codes.values()) == {0}, codes
-        nodes = {n.node: n for n in await registry.nodes()}
-    finally:
-        await registry.close()
+    owner = await start_three(cluster, registry)
+    # The owner dies holding leases (its fetched pages wait for the held writes).
+    async with cluster.writes_held():
+        await cluster.wait_for_a_held_write()
+        victim = cluster.procs.pop(owner)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+        await cluster.wait_declared_dead(registry, owner)
+        # Its host went to a live node (the least loaded: neither held one).
+        owners = await registry.client.hgetall(cluster.prefix + "owner")
+        assert {v.decode() for v in owners.values()} <= set(WORKERS) - {owner}
+    codes = await cluster.wait_all(timeout=PATIENCE)
+    assert set(codes.values()) == {0}, codes
+    nodes = {n.node: n for n in await registry.nodes()}
     stored = await cluster.stored()
     assert_each_page_once(cluster, stored)
     assert nodes[owner].state is NodeState.DEAD
@@ -165,32 +164,25 @@ async def test_kill_9_of_a_sharing_worker_loses_nothing_and_stores_nothing_twice
 
 
 async def test_a_worker_paused_past_its_heartbeat_stores_nothing_twice_and_counts_add_up(
-    cluster: Cluster,
+    cluster: Cluster, registry: NodeRegistry
 ) -> None:
     """A worker that stops answering (SIGSTOP: a swap storm, a debugger) while its pages wait
     to be written is declared dead; its leases and page reservations go to the others, which
     fetch those pages again. Resumed, it writes its pages and finds its acks refused. Each page
     is stored once, and the workers' counts add up to what is stored (the paused worker
     counted the pages it had reserved as its own: more counted than stored)."""
-    await cluster.create_schema()
-    registry = await NodeRegistry(
-        cluster.redis_url, namespace=cluster.namespace, heartbeat_timeout=cluster.timeout
-    ).open()
-    try:
-        owner = await start_three(cluster, registry)
-        paused = cluster.procs[owner]
-        async with cluster.writes_held():
-            await cluster.wait_for_a_held_write()
-            paused.send_signal(signal.SIGSTOP)
-            try:
-                await cluster.wait_declared_dead(registry, owner)
-            finally:
-                paused.send_signal(signal.SIGCONT)
-        codes = await cluster.wait_all(timeout=PATIENCE)
-        assert set(codes.values()) == {0}, (codes, cluster.log(owner))
-        nodes = {n.node: n for n in await registry.nodes()}
-    finally:
-        await registry.close()
+    owner = await start_three(cluster, registry)
+    paused = cluster.procs[owner]
+    async with cluster.writes_held():
+        await cluster.wait_for_a_held_write()
+        paused.send_signal(signal.SIGSTOP)
+        try:
+            await cluster.wait_declared_dead(registry, owner)
+        finally:
+            paused.send_signal(signal.SIGCONT)
+    codes = await cluster.wait_all(timeout=PATIENCE)
+    assert set(codes.values()) == {0}, (codes, cluster.log(owner))
+    nodes = {n.node: n for n in await registry.nodes()}
     stored = await cluster.stored()
     assert_each_page_once(cluster, stored)
     assert "declared dead; registering again" in cluster.log(owner)
